@@ -1,0 +1,12 @@
+//! Basalt: a UCI chess engine on the shakmaty move generator.
+
+pub mod bench;
+pub mod eval;
+pub mod movepick;
+pub mod perft;
+pub mod position;
+pub mod search;
+pub mod threads;
+pub mod time;
+pub mod tt;
+pub mod uci;

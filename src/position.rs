@@ -1,0 +1,305 @@
+//! The engine's view of a game: shakmaty's `Chess` board plus an incrementally kept
+//! Zobrist key and the key history needed for repetition detection.
+//!
+//! Moves are made copy-make: every ply pushes a fresh copy of the board, so unmaking a
+//! move is a pop and can never leave a board half restored.
+
+use shakmaty::fen::Fen;
+use shakmaty::uci::UciMove;
+use shakmaty::zobrist::Zobrist64;
+use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, MoveList, Position as _};
+
+/// One ply of history: the board, its key and the move that led to it.
+#[derive(Clone)]
+struct Ply {
+    board: Chess,
+    key: u64,
+    /// The move that produced this board (`None` at the root of the game or after a null move).
+    last_move: Option<Move>,
+}
+
+#[derive(Clone)]
+pub struct Position {
+    plies: Vec<Ply>,
+    castling_mode: CastlingMode,
+}
+
+/// Why a `position` command could not be applied in full.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PositionError {
+    BadFen(String),
+    BadMove { index: usize, text: String },
+}
+
+impl std::fmt::Display for PositionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PositionError::BadFen(why) => write!(f, "invalid FEN: {why}"),
+            PositionError::BadMove { index, text } => {
+                write!(f, "illegal or unparsable move {} ('{text}')", index + 1)
+            }
+        }
+    }
+}
+
+pub fn key_from_scratch(board: &Chess) -> u64 {
+    board.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+impl Default for Position {
+    fn default() -> Self {
+        Position::from_board(Chess::default(), CastlingMode::Standard)
+    }
+}
+
+impl Position {
+    pub fn from_board(board: Chess, castling_mode: CastlingMode) -> Position {
+        let key = key_from_scratch(&board);
+        let mut plies = Vec::with_capacity(512);
+        plies.push(Ply {
+            board,
+            key,
+            last_move: None,
+        });
+        Position {
+            plies,
+            castling_mode,
+        }
+    }
+
+    /// Parses a FEN. With `chess960` the castling rights may name any rook file (Shredder-FEN
+    /// or X-FEN); otherwise shakmaty's standard rules apply.
+    pub fn from_fen(fen: &str, chess960: bool) -> Result<Position, PositionError> {
+        let parsed: Fen = fen
+            .trim()
+            .parse()
+            .map_err(|e| PositionError::BadFen(format!("{e}")))?;
+        let mode = if chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        };
+        let board: Chess = parsed
+            .into_position(mode)
+            .map_err(|e| PositionError::BadFen(format!("{e}")))?;
+        Ok(Position::from_board(board, mode))
+    }
+
+    /// Plays a list of UCI moves, stopping at the first one that is not legal. On error the
+    /// position holds every move before the bad one.
+    pub fn play_uci_moves<'a>(
+        &mut self,
+        moves: impl IntoIterator<Item = &'a str>,
+    ) -> Result<(), PositionError> {
+        for (index, text) in moves.into_iter().enumerate() {
+            match self.parse_uci_move(text) {
+                Some(m) => {
+                    self.make_move(m);
+                    // The game history is not searched through, but a long `moves` list would
+                    // otherwise keep every board; keep only what repetition detection needs.
+                    self.trim_history();
+                }
+                None => {
+                    return Err(PositionError::BadMove {
+                        index,
+                        text: text.chars().take(16).collect(),
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn parse_uci_move(&self, text: &str) -> Option<Move> {
+        let uci: UciMove = text.parse().ok()?;
+        let m = uci.to_move(self.board()).ok()?;
+        // shakmaty accepts king-to-rook castling in standard mode too; that is harmless.
+        Some(m)
+    }
+
+    pub fn to_uci(&self, m: Move) -> String {
+        m.to_uci(self.castling_mode).to_string()
+    }
+
+    pub fn castling_mode(&self) -> CastlingMode {
+        self.castling_mode
+    }
+
+    #[inline]
+    pub fn board(&self) -> &Chess {
+        &self.plies.last().expect("position always has a ply").board
+    }
+
+    #[inline]
+    pub fn key(&self) -> u64 {
+        self.plies.last().expect("position always has a ply").key
+    }
+
+    #[inline]
+    pub fn turn(&self) -> Color {
+        self.board().turn()
+    }
+
+    #[inline]
+    pub fn in_check(&self) -> bool {
+        self.board().is_check()
+    }
+
+    pub fn legal_moves(&self) -> MoveList {
+        self.board().legal_moves()
+    }
+
+    /// The move that led to the current board, if any.
+    pub fn last_move(&self) -> Option<Move> {
+        self.plies.last().and_then(|p| p.last_move)
+    }
+
+    /// Number of plies stored (game history kept for repetitions plus the search path).
+    pub fn ply_count(&self) -> usize {
+        self.plies.len()
+    }
+
+    /// Plays a legal move, keeping the Zobrist key incrementally where shakmaty can.
+    #[inline]
+    pub fn make_move(&mut self, m: Move) {
+        let current = self.plies.last().expect("position always has a ply");
+        let key = current.board.update_zobrist_hash::<Zobrist64>(
+            Zobrist64(current.key),
+            m,
+            EnPassantMode::Legal,
+        );
+        let mut board = current.board.clone();
+        board.play_unchecked(m);
+        let key = match key {
+            Some(k) => k.0,
+            None => key_from_scratch(&board),
+        };
+        self.plies.push(Ply {
+            board,
+            key,
+            last_move: Some(m),
+        });
+    }
+
+    /// Passes the turn. Only valid when the side to move is not in check.
+    pub fn make_null_move(&mut self) -> bool {
+        let current = self.plies.last().expect("position always has a ply");
+        let Ok(board) = current.board.clone().swap_turn() else {
+            return false;
+        };
+        let key = key_from_scratch(&board);
+        self.plies.push(Ply {
+            board,
+            key,
+            last_move: None,
+        });
+        true
+    }
+
+    #[inline]
+    pub fn unmake_move(&mut self) {
+        debug_assert!(self.plies.len() > 1);
+        self.plies.pop();
+    }
+
+    /// True when the current position already occurred since the last irreversible move.
+    /// A single earlier occurrence counts: the side that repeats could repeat again, so the
+    /// position is scored as a draw (the usual engine convention).
+    pub fn is_repetition(&self) -> bool {
+        let n = self.plies.len();
+        let key = self.key();
+        let reversible = self.board().halfmoves() as usize;
+        let limit = reversible.min(n - 1);
+        let mut back = 4;
+        while back <= limit {
+            if self.plies[n - 1 - back].key == key {
+                return true;
+            }
+            back += 2;
+        }
+        false
+    }
+
+    /// Draw by the fifty-move rule (a checkmate on the hundredth ply still wins; the caller
+    /// checks for mate first).
+    pub fn is_fifty_move_draw(&self) -> bool {
+        self.board().halfmoves() >= 100
+    }
+
+    pub fn is_insufficient_material(&self) -> bool {
+        self.board().is_insufficient_material()
+    }
+
+    pub fn fen(&self) -> String {
+        Fen::from_position(self.board(), EnPassantMode::Legal).to_string()
+    }
+
+    /// Drops boards that can no longer matter for repetitions (before the last irreversible
+    /// move), keeping the current board as the new root.
+    fn trim_history(&mut self) {
+        let reversible = self.board().halfmoves() as usize;
+        let keep = reversible + 1;
+        if self.plies.len() > keep + 64 {
+            let drop = self.plies.len() - keep;
+            self.plies.drain(..drop);
+        }
+    }
+
+    /// Makes the current board the only ply: used by tests and tools that want a fresh root.
+    pub fn without_history(&self) -> Position {
+        Position::from_board(self.board().clone(), self.castling_mode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repetition_after_knight_shuffle() {
+        let mut pos = Position::default();
+        pos.play_uci_moves(["g1f3", "g8f6", "f3g1", "f6g8"])
+            .unwrap();
+        assert!(pos.is_repetition());
+    }
+
+    #[test]
+    fn bad_move_keeps_prefix() {
+        let mut pos = Position::default();
+        let err = pos.play_uci_moves(["e2e4", "e7e5", "e1e3"]).unwrap_err();
+        assert_eq!(
+            err,
+            PositionError::BadMove {
+                index: 2,
+                text: "e1e3".into()
+            }
+        );
+        assert_eq!(
+            pos.fen(),
+            "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+        );
+    }
+
+    #[test]
+    fn incremental_key_matches_scratch() {
+        let mut pos = Position::default();
+        pos.play_uci_moves(["e2e4", "d7d5", "e4d5", "c7c5", "d5c6", "g8f6", "e1e2"])
+            .unwrap();
+        assert_eq!(pos.key(), key_from_scratch(pos.board()));
+    }
+
+    #[test]
+    fn rejects_bad_fens() {
+        for fen in [
+            "",
+            "garbage",
+            "8/8/8/8/8/8/8/8 w - - 0 1",
+            "4k3/8/8/8/8/8/8/4K2R b - - 0 1 extra junk",
+        ] {
+            let _ = Position::from_fen(fen, false);
+        }
+        assert!(Position::from_fen("8/8/8/8/8/8/8/8 w - - 0 1", false).is_err());
+        // Side not to move is in check.
+        assert!(Position::from_fen("4k3/4R3/8/8/8/8/8/4K3 w - - 0 1", false).is_err());
+    }
+}

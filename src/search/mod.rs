@@ -1,0 +1,451 @@
+//! Iterative deepening, aspiration windows and the root of the search. The node search is
+//! in `node.rs`, quiescence in `qsearch.rs`.
+
+pub mod history;
+mod node;
+pub mod params;
+mod qsearch;
+pub mod stats;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use shakmaty::Move;
+
+use crate::position::Position;
+use crate::time::TimeLimits;
+use crate::tt::{Bound, TranspositionTable};
+use history::History;
+use params::*;
+pub use stats::Stats;
+
+/// Switches for the parts of the search that the invariant tests turn off. Everything is on
+/// in play; `SearchConfig::plain()` leaves a bare fixed-depth alpha-beta.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchConfig {
+    pub use_tt: bool,
+    pub iterative_deepening: bool,
+    pub aspiration: bool,
+    pub qsearch: bool,
+    pub check_extension: bool,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            use_tt: true,
+            iterative_deepening: true,
+            aspiration: true,
+            qsearch: true,
+            check_extension: true,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// Bare alpha-beta: no TT, no iterative deepening, no aspiration, no extensions, and the
+    /// static evaluation at the horizon instead of quiescence.
+    pub fn plain() -> SearchConfig {
+        SearchConfig {
+            use_tt: false,
+            iterative_deepening: false,
+            aspiration: false,
+            qsearch: false,
+            check_extension: false,
+        }
+    }
+}
+
+/// When to stop, besides the `stop` flag.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    pub depth: Option<i32>,
+    pub nodes: Option<u64>,
+    /// Stop once a mate in at most this many moves is found.
+    pub mate: Option<i32>,
+    pub time: Option<TimeLimits>,
+    /// Only these root moves are searched (empty: all).
+    pub search_moves: Vec<Move>,
+}
+
+/// Flags the UCI thread flips while a search runs.
+#[derive(Debug, Default)]
+pub struct Control {
+    pub stop: AtomicBool,
+    /// While set, the clock does not run (`go ponder` before `ponderhit`).
+    pub pondering: AtomicBool,
+}
+
+/// One finished (or failed-aspiration) iteration, for `info` lines.
+#[derive(Clone, Debug)]
+pub struct Iteration {
+    pub depth: i32,
+    pub seldepth: usize,
+    pub score: i32,
+    pub bound: Bound,
+    pub nodes: u64,
+    pub elapsed: Duration,
+    pub hashfull: usize,
+    pub pv: Vec<Move>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SearchResult {
+    pub best_move: Option<Move>,
+    pub ponder_move: Option<Move>,
+    pub score: i32,
+    pub depth: i32,
+    pub nodes: u64,
+    pub pv: Vec<Move>,
+}
+
+/// Converts a score to the UCI form: `Ok(cp)` or `Err(mate in moves)`, negative when mated.
+pub fn uci_score(score: i32) -> Result<i32, i32> {
+    if score > MATE_BOUND {
+        Err((MATE - score + 1) / 2)
+    } else if score < -MATE_BOUND {
+        Err(-(MATE + score + 1) / 2)
+    } else {
+        Ok(score)
+    }
+}
+
+/// A search thread's state: its histories, PV table and counters.
+pub struct Searcher {
+    pub tt: Arc<TranspositionTable>,
+    pub config: SearchConfig,
+    pub stats: Stats,
+    history: History,
+    control: Arc<Control>,
+    limits: Limits,
+    start: Instant,
+    nodes: u64,
+    seldepth: usize,
+    stopped: bool,
+    /// The first iteration always completes (it takes microseconds), so there is a move.
+    in_first_iteration: bool,
+    pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
+    pv_len: [usize; MAX_PLY + 1],
+    root_moves: Vec<Move>,
+}
+
+impl Searcher {
+    pub fn new(tt: Arc<TranspositionTable>, control: Arc<Control>) -> Searcher {
+        Searcher {
+            tt,
+            config: SearchConfig::default(),
+            stats: Stats::default(),
+            history: History::default(),
+            control,
+            limits: Limits::default(),
+            start: Instant::now(),
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            in_first_iteration: true,
+            pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
+            pv_len: [0; MAX_PLY + 1],
+            root_moves: Vec::new(),
+        }
+    }
+
+    /// Forget everything learnt about earlier games (`ucinewgame`).
+    pub fn clear(&mut self) {
+        self.history.clear();
+    }
+
+    pub fn nodes(&self) -> u64 {
+        self.nodes
+    }
+
+    /// Searches `pos` within `limits`, calling `report` after every iteration. The result is
+    /// the last completed iteration's; an iteration cut off by time or `stop` is discarded.
+    pub fn search(
+        &mut self,
+        pos: &mut Position,
+        limits: Limits,
+        report: &mut dyn FnMut(&Iteration),
+    ) -> SearchResult {
+        self.start = Instant::now();
+        self.nodes = 0;
+        self.stats = Stats::default();
+        self.stopped = false;
+        self.limits = limits;
+        self.history.new_search();
+        self.tt.new_search();
+
+        let legal = pos.legal_moves();
+        self.root_moves = legal
+            .iter()
+            .copied()
+            .filter(|m| self.limits.search_moves.is_empty() || self.limits.search_moves.contains(m))
+            .collect();
+        if self.root_moves.is_empty() {
+            self.root_moves = legal.to_vec();
+        }
+        let mut result = SearchResult {
+            best_move: self.root_moves.first().copied(),
+            ..SearchResult::default()
+        };
+        if self.root_moves.is_empty() {
+            result.score = if pos.in_check() { -MATE } else { DRAW };
+            return result;
+        }
+
+        let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
+        let first_depth = if self.config.iterative_deepening {
+            1
+        } else {
+            max_depth
+        };
+        let mut previous_score = 0;
+        let mut last_iteration_time = Duration::ZERO;
+        for depth in first_depth..=max_depth {
+            let iteration_start = self.elapsed();
+            let nodes_before = self.nodes;
+            self.seldepth = 0;
+            self.in_first_iteration = depth == first_depth;
+            let score = self.aspiration(pos, depth, previous_score, report);
+            if self.stopped && depth > first_depth {
+                break;
+            }
+            if self.pv_len[0] == 0 {
+                // Every root move was cut off (cannot happen with a full window, but a
+                // move must always be returned).
+                break;
+            }
+            previous_score = score;
+            let pv = self.root_pv();
+            result = SearchResult {
+                best_move: pv.first().copied(),
+                ponder_move: pv.get(1).copied(),
+                score,
+                depth,
+                nodes: self.nodes,
+                pv: pv.clone(),
+            };
+            self.stats
+                .iteration_nodes
+                .push((depth, self.nodes - nodes_before));
+            report(&self.iteration(depth, score, Bound::Exact, pv));
+            if self.stopped
+                || self.should_stop_deepening(
+                    depth,
+                    score,
+                    iteration_start,
+                    &mut last_iteration_time,
+                )
+            {
+                break;
+            }
+        }
+        if result.ponder_move.is_none() {
+            result.ponder_move = self.ponder_from_tt(pos, result.best_move);
+        }
+        self.stats.nodes = self.nodes;
+        result
+    }
+
+    /// Runs one iteration with a window around the previous score, widening on failure.
+    fn aspiration(
+        &mut self,
+        pos: &mut Position,
+        depth: i32,
+        previous: i32,
+        report: &mut dyn FnMut(&Iteration),
+    ) -> i32 {
+        let mut window = ASPIRATION_INITIAL_WINDOW;
+        let use_window =
+            self.config.aspiration && depth >= ASPIRATION_MIN_DEPTH && previous.abs() < MATE_BOUND;
+        let (mut alpha, mut beta) = if use_window {
+            (previous - window, previous + window)
+        } else {
+            (-INFINITY, INFINITY)
+        };
+        loop {
+            let score = node::negamax(self, pos, depth, 0, alpha, beta);
+            if self.stopped {
+                return score;
+            }
+            if score <= alpha && alpha > -INFINITY {
+                beta = (alpha + beta) / 2;
+                alpha = (score - window).max(-INFINITY);
+                report(&self.iteration(depth, alpha.max(score), Bound::Upper, self.root_pv()));
+            } else if score >= beta && beta < INFINITY {
+                beta = (score + window).min(INFINITY);
+                report(&self.iteration(depth, score, Bound::Lower, self.root_pv()));
+            } else {
+                return score;
+            }
+            window *= ASPIRATION_GROWTH;
+            if window > 1000 {
+                alpha = -INFINITY;
+                beta = INFINITY;
+            }
+        }
+    }
+
+    fn should_stop_deepening(
+        &self,
+        depth: i32,
+        score: i32,
+        iteration_start: Duration,
+        last_iteration_time: &mut Duration,
+    ) -> bool {
+        if let Some(mate) = self.limits.mate {
+            if let Err(moves) = uci_score(score) {
+                if moves > 0 && moves <= mate {
+                    return true;
+                }
+            }
+        }
+        // A forced mate found with a full-width search will not improve with depth... but a
+        // shorter one might, so only stop on mate when the clock says so below.
+        if self.root_moves.len() == 1 && self.limits.time.is_some() && depth >= 4 {
+            return true;
+        }
+        let Some(time) = self.limits.time else {
+            return false;
+        };
+        if self.control.pondering.load(Ordering::Relaxed) {
+            return false;
+        }
+        let elapsed = self.elapsed();
+        let this_iteration = elapsed.saturating_sub(iteration_start);
+        // The next iteration usually costs a few times this one: do not start it if it
+        // would most likely be cut off by the hard limit anyway.
+        let predicted = elapsed + this_iteration * 2;
+        *last_iteration_time = this_iteration;
+        elapsed >= time.soft || predicted >= time.hard
+    }
+
+    fn iteration(&self, depth: i32, score: i32, bound: Bound, pv: Vec<Move>) -> Iteration {
+        Iteration {
+            depth,
+            seldepth: self.seldepth.max(depth as usize),
+            score,
+            bound,
+            nodes: self.nodes,
+            elapsed: self.elapsed(),
+            hashfull: self.tt.hashfull(),
+            pv,
+        }
+    }
+
+    fn root_pv(&self) -> Vec<Move> {
+        self.pv[0][..self.pv_len[0]]
+            .iter()
+            .flatten()
+            .copied()
+            .collect()
+    }
+
+    /// A ponder move when the PV was cut short: the TT move of the position after `best`.
+    fn ponder_from_tt(&self, pos: &mut Position, best: Option<Move>) -> Option<Move> {
+        let best = best?;
+        pos.make_move(best);
+        let reply = self
+            .tt
+            .probe(pos.key())
+            .and_then(|e| e.mv.find_in(&pos.legal_moves()));
+        pos.unmake_move();
+        reply
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// Called at every node: true once the search must unwind.
+    #[inline]
+    fn should_abort(&mut self) -> bool {
+        if self.stopped {
+            return true;
+        }
+        if self.control.stop.load(Ordering::Relaxed) {
+            self.stopped = true;
+            return true;
+        }
+        if self.in_first_iteration {
+            return false;
+        }
+        if let Some(max_nodes) = self.limits.nodes {
+            if self.nodes >= max_nodes {
+                self.stopped = true;
+                return true;
+            }
+        }
+        if self.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
+            if let Some(time) = self.limits.time {
+                if self.control.pondering.load(Ordering::Relaxed) {
+                    // The clock starts at ponderhit: restart it for as long as we ponder.
+                    self.start = Instant::now();
+                } else if self.start.elapsed() >= time.hard {
+                    self.stopped = true;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Copies the child's PV behind `m` into this ply's PV.
+    #[inline]
+    fn update_pv(&mut self, ply: usize, m: Move) {
+        self.pv[ply][ply] = Some(m);
+        let child_len = self.pv_len[ply + 1].max(ply + 1);
+        for i in ply + 1..child_len {
+            self.pv[ply][i] = self.pv[ply + 1][i];
+        }
+        self.pv_len[ply] = child_len;
+    }
+}
+
+/// Mate scores are stored relative to the node (distance from it), not the root.
+#[inline]
+pub fn score_to_tt(score: i32, ply: usize) -> i16 {
+    let s = if score > MATE_BOUND {
+        score + ply as i32
+    } else if score < -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    };
+    s as i16
+}
+
+#[inline]
+pub fn score_from_tt(score: i16, ply: usize) -> i32 {
+    let s = i32::from(score);
+    if s > MATE_BOUND {
+        s - ply as i32
+    } else if s < -MATE_BOUND {
+        s + ply as i32
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mate_scores_convert_to_moves() {
+        assert_eq!(uci_score(MATE - 1), Err(1));
+        assert_eq!(uci_score(MATE - 3), Err(2));
+        assert_eq!(uci_score(-MATE + 2), Err(-1));
+        assert_eq!(uci_score(-MATE + 4), Err(-2));
+        assert_eq!(uci_score(35), Ok(35));
+    }
+
+    #[test]
+    fn tt_mate_scores_round_trip() {
+        for ply in [0, 3, 17] {
+            for s in [MATE - 5 - ply as i32, -MATE + 9 + ply as i32, 120, -3] {
+                assert_eq!(score_from_tt(score_to_tt(s, ply), ply), s);
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Quiescence search: resolve captures (and queen promotions) so the evaluation is only
+//! trusted in quiet positions. In check, every evasion is searched, since standing pat is
+//! not an option when the king is attacked.
+
+use shakmaty::{MoveList, Position as _, Role};
+
+use super::params::*;
+use super::Searcher;
+use crate::eval::evaluate;
+use crate::movepick::MovePicker;
+use crate::position::Position;
+
+pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32, beta: i32) -> i32 {
+    s.nodes += 1;
+    s.stats.qnodes += 1;
+    if s.should_abort() {
+        return 0;
+    }
+    s.seldepth = s.seldepth.max(ply);
+    s.pv_len[ply] = ply;
+    if pos.is_insufficient_material() {
+        return DRAW;
+    }
+    let in_check = pos.in_check();
+    if ply >= MAX_PLY - 1 {
+        return if in_check {
+            DRAW
+        } else {
+            evaluate(pos.board())
+        };
+    }
+
+    let mut best_score;
+    let moves: MoveList;
+    if in_check {
+        moves = pos.legal_moves();
+        if moves.is_empty() {
+            return -MATE + ply as i32;
+        }
+        best_score = -INFINITY;
+    } else {
+        // Stand pat: the side to move can usually do at least as well as doing nothing.
+        best_score = evaluate(pos.board());
+        if best_score >= beta {
+            return best_score;
+        }
+        alpha = alpha.max(best_score);
+        moves = tactical_moves(pos);
+    }
+
+    let mut picker = MovePicker::new_qsearch(moves);
+    while let Some(m) = picker.next_move() {
+        pos.make_move(m);
+        let score = -qsearch(s, pos, ply + 1, -beta, -alpha);
+        pos.unmake_move();
+        if s.stopped {
+            return 0;
+        }
+        if score > best_score {
+            best_score = score;
+            if score > alpha {
+                alpha = score;
+                s.update_pv(ply, m);
+                if score >= beta {
+                    break;
+                }
+            }
+        }
+    }
+    best_score
+}
+
+/// Captures plus quiet queen promotions (under-promotions almost never change the score).
+fn tactical_moves(pos: &Position) -> MoveList {
+    let board = pos.board();
+    let mut moves = board.capture_moves();
+    for m in board.promotion_moves() {
+        if !m.is_capture() && m.promotion() == Some(Role::Queen) {
+            moves.push(m);
+        }
+    }
+    moves
+}

@@ -1,0 +1,230 @@
+//! The search thread: a persistent worker that receives jobs from the UCI thread over a
+//! channel, so the UCI thread never blocks on a search. The worker prints `info` and
+//! `bestmove` itself; the UCI thread only flips the flags in `Control`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{unbounded, Receiver, Sender};
+
+use crate::position::Position;
+use crate::search::{Control, Iteration, Limits, SearchResult, Searcher};
+use crate::tt::TranspositionTable;
+use crate::uci::format;
+
+pub type Output = Arc<dyn Fn(&str) + Send + Sync>;
+
+pub enum Job {
+    Search {
+        position: Box<Position>,
+        limits: Limits,
+        /// `go infinite`: hold `bestmove` back until `stop` even if the search ends.
+        infinite: bool,
+        debug: bool,
+    },
+    Perft {
+        position: Box<Position>,
+        depth: u32,
+    },
+    Bench {
+        depth: i32,
+    },
+    SetTable(Arc<TranspositionTable>),
+    ClearHistory,
+    Quit,
+}
+
+pub struct SearchThread {
+    jobs: Sender<Job>,
+    pub control: Arc<Control>,
+    busy: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl SearchThread {
+    pub fn spawn(tt: Arc<TranspositionTable>, output: Output) -> SearchThread {
+        let (jobs, inbox) = unbounded();
+        let control = Arc::new(Control::default());
+        let busy = Arc::new(AtomicBool::new(false));
+        let worker = Worker {
+            searcher: Searcher::new(tt, control.clone()),
+            control: control.clone(),
+            busy: busy.clone(),
+            output,
+        };
+        let handle = std::thread::Builder::new()
+            .name("search".into())
+            // Deep recursion (MAX_PLY plies of search frames) needs more than the default.
+            .stack_size(64 * 1024 * 1024)
+            .spawn(move || worker.run(inbox))
+            .expect("cannot start the search thread");
+        SearchThread {
+            jobs,
+            control,
+            busy,
+            handle: Some(handle),
+        }
+    }
+
+    /// True from the moment a job is submitted until its last line has been printed.
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+
+    /// Starts a search, perft or bench job. The caller checks `is_busy` first.
+    pub fn start(&self, job: Job, pondering: bool) {
+        self.control.stop.store(false, Ordering::Relaxed);
+        self.control.pondering.store(pondering, Ordering::Relaxed);
+        self.busy.store(true, Ordering::Release);
+        let _ = self.jobs.send(job);
+    }
+
+    /// Jobs that only change the worker's state (run between searches).
+    pub fn send(&self, job: Job) {
+        let _ = self.jobs.send(job);
+    }
+
+    pub fn stop(&self) {
+        self.control.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn ponderhit(&self) {
+        self.control.pondering.store(false, Ordering::Relaxed);
+    }
+
+    /// Waits until the current job (if any) has finished.
+    pub fn wait(&self) {
+        while self.is_busy() {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    pub fn quit(&mut self) {
+        self.stop();
+        let _ = self.jobs.send(Job::Quit);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for SearchThread {
+    fn drop(&mut self) {
+        self.quit();
+    }
+}
+
+struct Worker {
+    searcher: Searcher,
+    control: Arc<Control>,
+    busy: Arc<AtomicBool>,
+    output: Output,
+}
+
+impl Worker {
+    fn run(mut self, inbox: Receiver<Job>) {
+        while let Ok(job) = inbox.recv() {
+            match job {
+                Job::Search {
+                    mut position,
+                    limits,
+                    infinite,
+                    debug,
+                } => {
+                    let result = self.search(&mut position, limits, infinite);
+                    if debug {
+                        (self.output)(&format!("info string {}", self.searcher.stats.summary()));
+                    }
+                    (self.output)(&format::bestmove(position.castling_mode(), &result));
+                }
+                Job::Perft {
+                    mut position,
+                    depth,
+                } => self.perft(&mut position, depth),
+                Job::Bench { depth } => {
+                    let output = self.output.clone();
+                    let report = crate::bench::run(depth, &mut |line| {
+                        output(&format!("info string {line}"))
+                    });
+                    (self.output)(&format!("{} nodes {} nps", report.nodes, report.nps));
+                }
+                Job::SetTable(tt) => {
+                    self.searcher.tt = tt;
+                    continue;
+                }
+                Job::ClearHistory => {
+                    self.searcher.clear();
+                    continue;
+                }
+                Job::Quit => break,
+            }
+            self.busy.store(false, Ordering::Release);
+        }
+        self.busy.store(false, Ordering::Release);
+    }
+
+    fn search(&mut self, position: &mut Position, limits: Limits, infinite: bool) -> SearchResult {
+        let output = self.output.clone();
+        let mode = position.castling_mode();
+        let result = self
+            .searcher
+            .search(position, limits, &mut |it: &Iteration| {
+                output(&format::info(mode, it))
+            });
+        // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
+        while !self.control.stop.load(Ordering::Relaxed)
+            && (infinite || self.control.pondering.load(Ordering::Relaxed))
+        {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        result
+    }
+
+    /// `go perft`: divide output, abandoned when `stop` arrives.
+    fn perft(&mut self, position: &mut Position, depth: u32) {
+        let mut total = 0;
+        for m in position.legal_moves() {
+            if self.control.stop.load(Ordering::Relaxed) {
+                (self.output)("info string perft stopped");
+                return;
+            }
+            let uci = position.to_uci(m);
+            position.make_move(m);
+            let n = if depth <= 1 {
+                1
+            } else {
+                match perft_stoppable(position, depth - 1, &self.control.stop) {
+                    Some(n) => n,
+                    None => {
+                        (self.output)("info string perft stopped");
+                        return;
+                    }
+                }
+            };
+            position.unmake_move();
+            total += n;
+            (self.output)(&format!("{uci}: {n}"));
+        }
+        (self.output)("");
+        (self.output)(&format!("Nodes searched: {total}"));
+    }
+}
+
+fn perft_stoppable(pos: &mut Position, depth: u32, stop: &AtomicBool) -> Option<u64> {
+    if depth <= 1 {
+        return Some(pos.legal_moves().len() as u64);
+    }
+    if depth >= 3 && stop.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut total = 0;
+    for m in pos.legal_moves() {
+        pos.make_move(m);
+        let n = perft_stoppable(pos, depth - 1, stop);
+        pos.unmake_move();
+        total += n?;
+    }
+    Some(total)
+}

@@ -1,0 +1,102 @@
+//! Time manager: turns the clock into a soft limit (do not start another iteration past it)
+//! and a hard limit (abort the iteration in progress), both kept inside the remaining time
+//! minus the move overhead the GUI asked for.
+
+use std::time::Duration;
+
+/// What `go` said about the clock, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Clock {
+    pub time_left: Option<u64>,
+    pub increment: u64,
+    pub moves_to_go: Option<u64>,
+    pub move_time: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeLimits {
+    pub soft: Duration,
+    pub hard: Duration,
+}
+
+/// Moves we plan for when the GUI does not say how many are left (sudden death).
+const DEFAULT_MOVES_TO_GO: u64 = 25;
+/// Never plan on more than this share of the remaining time for one move.
+const MAX_SOFT_SHARE: (u64, u64) = (1, 2);
+/// Hard limit as a multiple of the planned time.
+const HARD_FACTOR: u64 = 4;
+/// Never use more than this share of the remaining time on one move, even when aborting.
+const MAX_HARD_SHARE: (u64, u64) = (3, 4);
+
+impl Clock {
+    /// Limits for this move, or `None` when the search is not clock-bound.
+    pub fn limits(&self, move_overhead: u64) -> Option<TimeLimits> {
+        if let Some(move_time) = self.move_time {
+            let t = move_time.saturating_sub(move_overhead).max(1);
+            return Some(TimeLimits {
+                soft: Duration::from_millis(t),
+                hard: Duration::from_millis(t),
+            });
+        }
+        let time_left = self.time_left?;
+        // What we may spend at most: the clock minus the overhead for the move's transit.
+        let usable = time_left.saturating_sub(move_overhead).max(1);
+        let moves_to_go = self.moves_to_go.unwrap_or(DEFAULT_MOVES_TO_GO).clamp(1, 60);
+        // With the last move before a time control, the whole remaining time is usable.
+        let planned = usable / moves_to_go + self.increment * 3 / 4;
+        let soft_cap = if moves_to_go == 1 {
+            usable * MAX_HARD_SHARE.0 / MAX_HARD_SHARE.1
+        } else {
+            usable * MAX_SOFT_SHARE.0 / MAX_SOFT_SHARE.1
+        };
+        let soft = planned.min(soft_cap).max(1);
+        let hard = (soft * HARD_FACTOR)
+            .min(usable * MAX_HARD_SHARE.0 / MAX_HARD_SHARE.1)
+            .max(soft)
+            .max(1);
+        Some(TimeLimits {
+            soft: Duration::from_millis(soft),
+            hard: Duration::from_millis(hard),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_stay_inside_the_clock() {
+        for time_left in [1, 5, 25, 100, 1000, 60_000, 3_600_000] {
+            for increment in [0, 10, 1000] {
+                for moves_to_go in [None, Some(1), Some(2), Some(40)] {
+                    let clock = Clock {
+                        time_left: Some(time_left),
+                        increment,
+                        moves_to_go,
+                        move_time: None,
+                    };
+                    let l = clock.limits(10).unwrap();
+                    assert!(l.soft <= l.hard);
+                    let budget = time_left.saturating_sub(10).max(1);
+                    assert!(l.hard.as_millis() as u64 <= budget, "{clock:?} -> {l:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn move_time_is_exact() {
+        let clock = Clock {
+            move_time: Some(500),
+            ..Clock::default()
+        };
+        let l = clock.limits(10).unwrap();
+        assert_eq!(l.hard, Duration::from_millis(490));
+    }
+
+    #[test]
+    fn no_clock_means_no_limit() {
+        assert_eq!(Clock::default().limits(10), None);
+    }
+}

@@ -1,0 +1,315 @@
+//! The lockless transposition table.
+//!
+//! Layout: the table is a power-of-two number of 64-byte buckets, each holding four
+//! 16-byte entries. An entry is two `AtomicU64` words:
+//!
+//! ```text
+//!   word 0: key ^ data          (the "check" word)
+//!   word 1: data = move:16 | score:16 | eval:16 | depth:8 | bound:2 | generation:6
+//! ```
+//!
+//! A reader accepts an entry only if `word0 ^ word1 == key`. Two threads writing the same
+//! entry at once may leave word 0 from one write and word 1 from the other; the XOR check
+//! then fails and the torn entry reads as a miss, never as a wrong score or move. Relaxed
+//! atomics suffice: each word is read and written whole, and a stale or mismatched pair is
+//! exactly what the XOR check rejects.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use shakmaty::{Move, MoveList, Role, Square};
+
+pub const MIN_HASH_MB: usize = 1;
+pub const MAX_HASH_MB: usize = 65536;
+pub const DEFAULT_HASH_MB: usize = 16;
+
+const ENTRIES_PER_BUCKET: usize = 4;
+const GENERATION_MASK: u8 = 0x3f;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Exact = 1,
+    Lower = 2,
+    Upper = 3,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TtEntry {
+    pub mv: PackedMove,
+    pub score: i16,
+    pub eval: i16,
+    pub depth: u8,
+    pub bound: Bound,
+}
+
+/// A move in 16 bits: from (6) | to (6) | promotion role (3). Castling is stored as king
+/// square to rook square, as shakmaty's `Move::Castle` has it. Zero means "no move".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PackedMove(pub u16);
+
+impl PackedMove {
+    pub const NONE: PackedMove = PackedMove(0);
+
+    pub fn from_move(m: Move) -> PackedMove {
+        let (from, to, promo) = match m {
+            Move::Normal {
+                from,
+                to,
+                promotion,
+                ..
+            } => (from, to, promotion.map_or(0, |r| r as u16)),
+            Move::EnPassant { from, to } => (from, to, 0),
+            Move::Castle { king, rook } => (king, rook, 0),
+            Move::Put { to, .. } => (to, to, 0),
+        };
+        PackedMove(1 << 15 | (from as u16) | (to as u16) << 6 | promo << 12)
+    }
+
+    pub fn is_none(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Finds this move among the legal moves. The TT may hold a move from a different
+    /// position with the same key bits, so a move is only ever used once found here.
+    pub fn find_in(self, moves: &MoveList) -> Option<Move> {
+        if self.is_none() {
+            return None;
+        }
+        moves
+            .iter()
+            .copied()
+            .find(|&m| PackedMove::from_move(m) == self)
+    }
+
+    pub fn from_square(self) -> Square {
+        Square::new(u32::from(self.0 & 63))
+    }
+
+    pub fn promotion(self) -> Option<Role> {
+        Role::try_from((self.0 >> 12 & 7) as u8).ok()
+    }
+}
+
+struct Slot {
+    check: AtomicU64,
+    data: AtomicU64,
+}
+
+pub struct TranspositionTable {
+    slots: Vec<Slot>,
+    bucket_mask: usize,
+    generation: std::sync::atomic::AtomicU8,
+}
+
+fn pack(entry: &TtEntry, generation: u8) -> u64 {
+    u64::from(entry.mv.0)
+        | u64::from(entry.score as u16) << 16
+        | u64::from(entry.eval as u16) << 32
+        | u64::from(entry.depth) << 48
+        | (entry.bound as u64) << 56
+        | u64::from(generation & GENERATION_MASK) << 58
+}
+
+fn unpack(data: u64) -> Option<(TtEntry, u8)> {
+    let bound = match (data >> 56) & 3 {
+        1 => Bound::Exact,
+        2 => Bound::Lower,
+        3 => Bound::Upper,
+        _ => return None,
+    };
+    Some((
+        TtEntry {
+            mv: PackedMove(data as u16),
+            score: (data >> 16) as u16 as i16,
+            eval: (data >> 32) as u16 as i16,
+            depth: (data >> 48) as u8,
+            bound,
+        },
+        (data >> 58) as u8 & GENERATION_MASK,
+    ))
+}
+
+impl TranspositionTable {
+    /// Allocates a table of `mb` megabytes, rounded down to a power-of-two bucket count.
+    /// Returns `None` instead of aborting if the memory cannot be had.
+    pub fn try_new(mb: usize) -> Option<TranspositionTable> {
+        let bytes = mb.clamp(MIN_HASH_MB, MAX_HASH_MB) * 1024 * 1024;
+        let buckets = (bytes / (ENTRIES_PER_BUCKET * 16)).max(1);
+        let buckets = if buckets.is_power_of_two() {
+            buckets
+        } else {
+            buckets.next_power_of_two() / 2
+        };
+        let len = buckets * ENTRIES_PER_BUCKET;
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(len).ok()?;
+        slots.extend((0..len).map(|_| Slot {
+            check: AtomicU64::new(0),
+            data: AtomicU64::new(0),
+        }));
+        Some(TranspositionTable {
+            slots,
+            bucket_mask: buckets - 1,
+            generation: std::sync::atomic::AtomicU8::new(0),
+        })
+    }
+
+    pub fn new(mb: usize) -> TranspositionTable {
+        TranspositionTable::try_new(mb).expect("transposition table allocation failed")
+    }
+
+    pub fn size_mb(&self) -> usize {
+        self.slots.len() * 16 / (1024 * 1024)
+    }
+
+    pub fn clear(&self) {
+        for slot in &self.slots {
+            slot.check.store(0, Ordering::Relaxed);
+            slot.data.store(0, Ordering::Relaxed);
+        }
+        self.generation.store(0, Ordering::Relaxed);
+    }
+
+    /// Called once per search so older entries become preferred victims.
+    pub fn new_search(&self) {
+        let g = self.generation.load(Ordering::Relaxed);
+        self.generation
+            .store((g + 1) & GENERATION_MASK, Ordering::Relaxed);
+    }
+
+    fn generation(&self) -> u8 {
+        self.generation.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn bucket(&self, key: u64) -> &[Slot] {
+        // The high bits pick the bucket so the low bits stay independent of the index.
+        let index = ((key >> 32) as usize ^ key as usize) & self.bucket_mask;
+        let start = index * ENTRIES_PER_BUCKET;
+        &self.slots[start..start + ENTRIES_PER_BUCKET]
+    }
+
+    #[inline]
+    pub fn probe(&self, key: u64) -> Option<TtEntry> {
+        for slot in self.bucket(key) {
+            let data = slot.data.load(Ordering::Relaxed);
+            let check = slot.check.load(Ordering::Relaxed);
+            if check ^ data == key {
+                return unpack(data).map(|(e, _)| e);
+            }
+        }
+        None
+    }
+
+    /// Stores an entry. Replacement: the same key is always overwritten (keeping its move if
+    /// the new entry has none); otherwise the slot with the lowest depth, counting stale
+    /// generations as much shallower, is the victim.
+    pub fn store(&self, key: u64, mut entry: TtEntry) {
+        let generation = self.generation();
+        let bucket = self.bucket(key);
+        let mut victim = &bucket[0];
+        let mut victim_worth = i32::MAX;
+        for slot in bucket {
+            let data = slot.data.load(Ordering::Relaxed);
+            let check = slot.check.load(Ordering::Relaxed);
+            if check ^ data == key {
+                if let Some((old, _)) = unpack(data) {
+                    if entry.mv.is_none() {
+                        entry.mv = old.mv;
+                    }
+                    // Keep a deeper exact result from this search over a shallow bound.
+                    if entry.bound != Bound::Exact && old.depth > entry.depth + 3 {
+                        return;
+                    }
+                }
+                victim = slot;
+                break;
+            }
+            let worth = match unpack(data) {
+                None => i32::MIN,
+                Some((old, gen)) => {
+                    let age = i32::from(generation.wrapping_sub(gen) & GENERATION_MASK);
+                    i32::from(old.depth) - 8 * age
+                }
+            };
+            if worth < victim_worth {
+                victim_worth = worth;
+                victim = slot;
+            }
+        }
+        let data = pack(&entry, generation);
+        victim.data.store(data, Ordering::Relaxed);
+        victim.check.store(key ^ data, Ordering::Relaxed);
+    }
+
+    /// Permille of a sample of entries written during the current search.
+    pub fn hashfull(&self) -> usize {
+        let generation = self.generation();
+        let sample = self.slots.len().min(1000);
+        let used = self.slots[..sample]
+            .iter()
+            .filter(|s| {
+                unpack(s.data.load(Ordering::Relaxed)).is_some_and(|(_, g)| g == generation)
+            })
+            .count();
+        used * 1000 / sample.max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(depth: u8, score: i16) -> TtEntry {
+        TtEntry {
+            mv: PackedMove(0x8123),
+            score,
+            eval: -17,
+            depth,
+            bound: Bound::Lower,
+        }
+    }
+
+    #[test]
+    fn store_then_probe_round_trips() {
+        let tt = TranspositionTable::new(1);
+        tt.store(0xdead_beef_1234_5678, entry(7, -31000));
+        assert_eq!(tt.probe(0xdead_beef_1234_5678), Some(entry(7, -31000)));
+        assert_eq!(tt.probe(0xdead_beef_1234_5679), None);
+    }
+
+    #[test]
+    fn torn_write_reads_as_miss() {
+        let tt = TranspositionTable::new(1);
+        let key = 42u64 << 40 | 7;
+        tt.store(key, entry(5, 100));
+        // Simulate a torn write: the data word of another entry with the old check word.
+        let slot = tt
+            .bucket(key)
+            .iter()
+            .find(|s| s.data.load(Ordering::Relaxed) != 0)
+            .unwrap();
+        slot.data.store(pack(&entry(9, -500), 0), Ordering::Relaxed);
+        assert_eq!(tt.probe(key), None);
+    }
+
+    #[test]
+    fn sizes_are_powers_of_two() {
+        for mb in [1, 3, 16, 17] {
+            let tt = TranspositionTable::new(mb);
+            assert!((tt.bucket_mask + 1).is_power_of_two());
+            assert!(tt.size_mb() <= mb);
+        }
+    }
+
+    #[test]
+    fn hashfull_counts_current_generation() {
+        let tt = TranspositionTable::new(1);
+        assert_eq!(tt.hashfull(), 0);
+        for i in 0..100_000u64 {
+            tt.store(i.wrapping_mul(0x9e37_79b9_7f4a_7c15), entry(1, 0));
+        }
+        assert!(tt.hashfull() > 0);
+        tt.new_search();
+        assert_eq!(tt.hashfull(), 0);
+    }
+}

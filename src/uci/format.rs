@@ -1,0 +1,58 @@
+//! Formatting of the engine's UCI output lines.
+
+use std::fmt::Write as _;
+
+use shakmaty::CastlingMode;
+
+use crate::search::{uci_score, Iteration, SearchResult};
+use crate::tt::Bound;
+
+/// `score cp X` / `score mate N`, with `lowerbound`/`upperbound` for aspiration misses.
+pub fn score(score: i32, bound: Bound) -> String {
+    let mut s = match uci_score(score) {
+        Ok(cp) => format!("score cp {cp}"),
+        Err(moves) => format!("score mate {moves}"),
+    };
+    match bound {
+        Bound::Exact => {}
+        Bound::Lower => s.push_str(" lowerbound"),
+        Bound::Upper => s.push_str(" upperbound"),
+    }
+    s
+}
+
+pub fn info(mode: CastlingMode, it: &Iteration) -> String {
+    let millis = it.elapsed.as_millis() as u64;
+    let nps = it.nodes * 1000 / millis.max(1);
+    let mut line = format!(
+        "info depth {} seldepth {} multipv 1 {} nodes {} nps {} hashfull {} time {}",
+        it.depth,
+        it.seldepth,
+        score(it.score, it.bound),
+        it.nodes,
+        nps,
+        it.hashfull,
+        millis
+    );
+    if !it.pv.is_empty() {
+        line.push_str(" pv");
+        for m in &it.pv {
+            let _ = write!(line, " {}", m.to_uci(mode));
+        }
+    }
+    line
+}
+
+pub fn bestmove(mode: CastlingMode, result: &SearchResult) -> String {
+    match (result.best_move, result.ponder_move) {
+        (None, _) => "bestmove (none)".to_string(),
+        (Some(best), None) => format!("bestmove {}", best.to_uci(mode)),
+        (Some(best), Some(ponder)) => {
+            format!(
+                "bestmove {} ponder {}",
+                best.to_uci(mode),
+                ponder.to_uci(mode)
+            )
+        }
+    }
+}

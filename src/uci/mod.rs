@@ -1,0 +1,341 @@
+//! The UCI front end: reads commands on the main thread, keeps the engine's state (position,
+//! options) and hands searches to the search thread. Bad input never changes state: it gets
+//! one `info string` line saying what was wrong.
+
+pub mod format;
+mod options;
+mod parse;
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use shakmaty::Position as _;
+
+use crate::eval;
+use crate::position::Position;
+use crate::threads::{Job, Output, SearchThread};
+use crate::tt::TranspositionTable;
+pub use options::Options;
+use parse::{Command, GoCommand};
+
+pub const ENGINE_NAME: &str = "Basalt";
+pub const ENGINE_AUTHOR: &str = "the Basalt developers";
+
+/// Writes one line to stdout and flushes it. Errors (a closed pipe) are ignored: the engine
+/// then simply runs until its input ends.
+pub fn stdout_output() -> Output {
+    Arc::new(|line: &str| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    })
+}
+
+pub struct Engine {
+    position: Position,
+    options: Options,
+    tt: Arc<TranspositionTable>,
+    worker: SearchThread,
+    output: Output,
+    debug: bool,
+    /// Changes that arrived during a search, applied once it has ended.
+    pending_hash_mb: Option<usize>,
+    pending_clear: bool,
+}
+
+impl Engine {
+    pub fn new(output: Output) -> Engine {
+        let options = Options::default();
+        let tt = Arc::new(TranspositionTable::new(options.hash_mb));
+        let worker = SearchThread::spawn(tt.clone(), output.clone());
+        Engine {
+            position: Position::default(),
+            options,
+            tt,
+            worker,
+            output,
+            debug: false,
+            pending_hash_mb: None,
+            pending_clear: false,
+        }
+    }
+
+    fn say(&self, line: &str) {
+        (self.output)(line);
+    }
+
+    fn info_string(&self, text: &str) {
+        self.say(&format!("info string {text}"));
+    }
+
+    /// Reads commands until `quit` or the end of input.
+    pub fn run(&mut self, input: impl BufRead) {
+        let mut input = input;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match input.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = String::from_utf8_lossy(&buf);
+            if !self.handle_line(&line) {
+                break;
+            }
+        }
+        self.worker.quit();
+    }
+
+    /// Handles one input line; false means quit.
+    pub fn handle_line(&mut self, line: &str) -> bool {
+        self.apply_pending_if_idle();
+        let command = match parse::parse(line, &self.position) {
+            Ok(Some(c)) => c,
+            Ok(None) => return true,
+            Err(why) => {
+                self.info_string(&why);
+                return true;
+            }
+        };
+        match command {
+            Command::Uci => self.uci(),
+            Command::IsReady => self.say("readyok"),
+            Command::Debug(on) => self.debug = on,
+            Command::UciNewGame => self.new_game(),
+            Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
+            Command::Position { fen, moves } => self.set_position(fen.as_deref(), &moves),
+            Command::Go(go) => self.go(go),
+            Command::Stop => self.worker.stop(),
+            Command::PonderHit => self.worker.ponderhit(),
+            Command::Quit => return false,
+            Command::Display => self.display(),
+            Command::Eval => self.eval(),
+            Command::Bench(depth) => self.bench(depth),
+        }
+        true
+    }
+
+    fn uci(&self) {
+        self.say(&format!(
+            "id name {ENGINE_NAME} {}",
+            env!("CARGO_PKG_VERSION")
+        ));
+        self.say(&format!("id author {ENGINE_AUTHOR}"));
+        for line in options::declarations() {
+            self.say(&line);
+        }
+        self.say("uciok");
+    }
+
+    fn new_game(&mut self) {
+        if self.worker.is_busy() {
+            self.pending_clear = true;
+        } else {
+            self.tt.clear();
+            self.worker.send(Job::ClearHistory);
+        }
+    }
+
+    fn set_position(&mut self, fen: Option<&str>, moves: &[String]) {
+        let start = match fen {
+            None => Ok(Position::from_board(
+                shakmaty::Chess::default(),
+                self.castling_mode(),
+            )),
+            Some(fen) => Position::from_fen(fen, self.options.chess960),
+        };
+        let mut position = match start {
+            Ok(p) => p,
+            Err(e) => {
+                self.info_string(&format!("{e}; position unchanged"));
+                return;
+            }
+        };
+        if let Err(e) = position.play_uci_moves(moves.iter().map(String::as_str)) {
+            self.info_string(&format!("{e}; position set up to the move before it"));
+        }
+        self.position = position;
+    }
+
+    fn castling_mode(&self) -> shakmaty::CastlingMode {
+        if self.options.chess960 {
+            shakmaty::CastlingMode::Chess960
+        } else {
+            shakmaty::CastlingMode::Standard
+        }
+    }
+
+    fn set_option(&mut self, name: &str, value: Option<&str>) {
+        let change = match self.options.set(name, value) {
+            Ok(c) => c,
+            Err(why) => {
+                self.info_string(&why);
+                return;
+            }
+        };
+        match change {
+            options::Change::None => {}
+            options::Change::Hash(mb) => {
+                if self.worker.is_busy() {
+                    self.pending_hash_mb = Some(mb);
+                    self.info_string("Hash will be resized when the search ends");
+                } else {
+                    self.resize_hash(mb);
+                }
+            }
+            options::Change::ClearHash => {
+                if self.worker.is_busy() {
+                    self.pending_clear = true;
+                    self.info_string("hash will be cleared when the search ends");
+                } else {
+                    self.tt.clear();
+                }
+            }
+        }
+    }
+
+    fn resize_hash(&mut self, mb: usize) {
+        if self.tt.size_mb() == mb {
+            return;
+        }
+        // Drop our handle and the worker's first so the old table's memory is released
+        // before the new one is allocated.
+        let old_mb = self.tt.size_mb();
+        let placeholder = Arc::new(TranspositionTable::new(1));
+        self.worker.send(Job::SetTable(placeholder.clone()));
+        self.worker.wait();
+        self.tt = placeholder;
+        match TranspositionTable::try_new(mb) {
+            Some(tt) => self.tt = Arc::new(tt),
+            None => {
+                self.info_string(&format!(
+                    "cannot allocate {mb} MB for the hash table; keeping {old_mb} MB"
+                ));
+                self.tt = Arc::new(
+                    TranspositionTable::try_new(old_mb)
+                        .unwrap_or_else(|| TranspositionTable::new(1)),
+                );
+                self.options.hash_mb = self.tt.size_mb().max(1);
+            }
+        }
+        self.worker.send(Job::SetTable(self.tt.clone()));
+    }
+
+    fn apply_pending_if_idle(&mut self) {
+        if self.worker.is_busy() {
+            return;
+        }
+        if let Some(mb) = self.pending_hash_mb.take() {
+            self.resize_hash(mb);
+        }
+        if std::mem::take(&mut self.pending_clear) {
+            self.tt.clear();
+            self.worker.send(Job::ClearHistory);
+        }
+    }
+
+    fn go(&mut self, go: GoCommand) {
+        if self.worker.is_busy() {
+            self.info_string("a search is already running; go ignored (send stop first)");
+            return;
+        }
+        self.apply_pending_if_idle();
+        let position = Box::new(self.position.clone());
+        if let Some(depth) = go.perft {
+            self.worker.start(Job::Perft { position, depth }, false);
+            return;
+        }
+        let us = self.position.turn();
+        let limits = go.limits(us, self.options.move_overhead_ms);
+        let infinite = go.infinite;
+        self.worker.start(
+            Job::Search {
+                position,
+                limits,
+                infinite,
+                debug: self.debug,
+            },
+            go.ponder,
+        );
+    }
+
+    fn bench(&mut self, depth: i32) {
+        if self.worker.is_busy() {
+            self.info_string("a search is running; bench ignored");
+            return;
+        }
+        self.worker.start(Job::Bench { depth }, false);
+    }
+
+    fn display(&self) {
+        let board = self.position.board().board().clone();
+        self.say("");
+        self.say(" +---+---+---+---+---+---+---+---+");
+        for rank in (0..8).rev() {
+            let mut row = String::from(" |");
+            for file in 0..8 {
+                let sq = shakmaty::Square::from_coords(
+                    shakmaty::File::new(file),
+                    shakmaty::Rank::new(rank),
+                );
+                let c = board.piece_at(sq).map_or(' ', |p| p.char());
+                row.push_str(&format!(" {c} |"));
+            }
+            row.push_str(&format!(" {}", rank + 1));
+            self.say(&row);
+            self.say(" +---+---+---+---+---+---+---+---+");
+        }
+        self.say("   a   b   c   d   e   f   g   h");
+        self.say("");
+        self.say(&format!("Fen: {}", self.position.fen()));
+        self.say(&format!("Key: {:016X}", self.position.key()));
+        let checkers: Vec<String> = self
+            .position
+            .board()
+            .checkers()
+            .into_iter()
+            .map(|sq| sq.to_string())
+            .collect();
+        self.say(&format!("Checkers: {}", checkers.join(" ")));
+    }
+
+    fn eval(&self) {
+        let board = self.position.board();
+        let br = eval::breakdown(board);
+        self.say("      Term      |    White    |    Black    |    Total");
+        self.say("                |   MG    EG  |   MG    EG  |   MG    EG");
+        self.say("----------------+-------------+-------------+------------");
+        for (i, term) in eval::TERMS.iter().enumerate() {
+            let [w, b] = br.terms[i];
+            let t = w - b;
+            self.say(&format!(
+                "{:>15} | {:>5} {:>5} | {:>5} {:>5} | {:>5} {:>5}",
+                term.name(),
+                w.mg,
+                w.eg,
+                b.mg,
+                b.eg,
+                t.mg,
+                t.eg
+            ));
+        }
+        self.say(&format!("Phase: {} / {}", br.phase, eval::MAX_PHASE));
+        let stm = eval::evaluate(board);
+        let white = if board.turn() == shakmaty::Color::White {
+            stm
+        } else {
+            -stm
+        };
+        self.say(&format!(
+            "Final evaluation: {white} cp (White's side), {stm} cp for the side to move (incl. tempo {})",
+            eval::tempo()
+        ));
+    }
+}
+
+/// Runs the UCI loop on stdin/stdout until `quit` or the end of input.
+pub fn run_stdio() {
+    let mut engine = Engine::new(stdout_output());
+    let stdin = std::io::stdin();
+    engine.run(stdin.lock());
+}

@@ -1,0 +1,133 @@
+//! UCI options: their declarations, current values and validation.
+
+use crate::tt::{DEFAULT_HASH_MB, MAX_HASH_MB, MIN_HASH_MB};
+
+pub const MAX_THREADS: usize = 1024;
+pub const DEFAULT_MOVE_OVERHEAD_MS: u64 = 10;
+pub const MAX_MOVE_OVERHEAD_MS: u64 = 5000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub hash_mb: usize,
+    pub threads: usize,
+    pub move_overhead_ms: u64,
+    pub ponder: bool,
+    pub chess960: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            hash_mb: DEFAULT_HASH_MB,
+            threads: 1,
+            move_overhead_ms: DEFAULT_MOVE_OVERHEAD_MS,
+            ponder: false,
+            chess960: false,
+        }
+    }
+}
+
+/// What the engine must do after an option changed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Change {
+    None,
+    Hash(usize),
+    ClearHash,
+}
+
+pub fn declarations() -> Vec<String> {
+    vec![
+        format!(
+            "option name Hash type spin default {DEFAULT_HASH_MB} min {MIN_HASH_MB} max {MAX_HASH_MB}"
+        ),
+        "option name Clear Hash type button".to_string(),
+        format!("option name Threads type spin default 1 min 1 max {MAX_THREADS}"),
+        format!(
+            "option name Move Overhead type spin default {DEFAULT_MOVE_OVERHEAD_MS} min 0 max {MAX_MOVE_OVERHEAD_MS}"
+        ),
+        "option name Ponder type check default false".to_string(),
+        "option name UCI_Chess960 type check default false".to_string(),
+    ]
+}
+
+fn spin(name: &str, value: Option<&str>, min: u64, max: u64) -> Result<u64, String> {
+    let text = value.ok_or_else(|| format!("option {name} needs a value"))?;
+    let v: u64 = text.trim().parse().map_err(|_| {
+        format!(
+            "option {name}: '{}' is not a number",
+            super::parse::echo(text)
+        )
+    })?;
+    if !(min..=max).contains(&v) {
+        return Err(format!(
+            "option {name}: {v} is out of range {min}..{max}; value unchanged"
+        ));
+    }
+    Ok(v)
+}
+
+fn check(name: &str, value: Option<&str>) -> Result<bool, String> {
+    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        _ => Err(format!("option {name} must be true or false")),
+    }
+}
+
+impl Options {
+    /// Validates and applies a `setoption`. Names are case-insensitive, as in Stockfish.
+    pub fn set(&mut self, name: &str, value: Option<&str>) -> Result<Change, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "hash" => {
+                let mb = spin("Hash", value, MIN_HASH_MB as u64, MAX_HASH_MB as u64)? as usize;
+                self.hash_mb = mb;
+                Ok(Change::Hash(mb))
+            }
+            "clear hash" => Ok(Change::ClearHash),
+            "threads" => {
+                self.threads = spin("Threads", value, 1, MAX_THREADS as u64)? as usize;
+                Ok(Change::None)
+            }
+            "move overhead" => {
+                self.move_overhead_ms = spin("Move Overhead", value, 0, MAX_MOVE_OVERHEAD_MS)?;
+                Ok(Change::None)
+            }
+            "ponder" => {
+                self.ponder = check("Ponder", value)?;
+                Ok(Change::None)
+            }
+            "uci_chess960" => {
+                self.chess960 = check("UCI_Chess960", value)?;
+                Ok(Change::None)
+            }
+            _ => Err(format!("no such option: '{}'", super::parse::echo(name))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_range_keeps_value() {
+        let mut o = Options::default();
+        assert!(o.set("Hash", Some("0")).is_err());
+        assert!(o.set("hash", Some("65537")).is_err());
+        assert!(o.set("Hash", Some("abc")).is_err());
+        assert_eq!(o.hash_mb, DEFAULT_HASH_MB);
+        assert_eq!(o.set("HASH", Some("64")), Ok(Change::Hash(64)));
+        assert_eq!(o.hash_mb, 64);
+    }
+
+    #[test]
+    fn names_are_case_insensitive() {
+        let mut o = Options::default();
+        o.set("move overhead", Some("100")).unwrap();
+        o.set("uci_chess960", Some("TRUE")).unwrap();
+        assert_eq!(o.move_overhead_ms, 100);
+        assert!(o.chess960);
+        assert!(o.set("Ponder", Some("maybe")).is_err());
+        assert!(!o.ponder);
+    }
+}
