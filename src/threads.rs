@@ -137,7 +137,11 @@ impl Worker {
                     if debug {
                         (self.output)(&format!("info string {}", self.searcher.stats.summary()));
                     }
+                    // Idle before `bestmove` goes out: a GUI answers it with the next `go`
+                    // at once, and that `go` must not find the search still marked busy.
+                    self.busy.store(false, Ordering::Release);
                     (self.output)(&format::bestmove(position.castling_mode(), &result));
+                    continue;
                 }
                 Job::Perft {
                     mut position,

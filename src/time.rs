@@ -20,11 +20,13 @@ pub struct TimeLimits {
 }
 
 /// Moves we plan for when the GUI does not say how many are left (sudden death).
-const DEFAULT_MOVES_TO_GO: u64 = 25;
+const DEFAULT_MOVES_TO_GO: u64 = 30;
 /// Never plan on more than this share of the remaining time for one move.
-const MAX_SOFT_SHARE: (u64, u64) = (1, 2);
+const MAX_SOFT_SHARE: (u64, u64) = (1, 5);
 /// Hard limit as a multiple of the planned time.
-const HARD_FACTOR: u64 = 4;
+const HARD_FACTOR: u64 = 3;
+/// Outside the last move before a time control, one move may take at most this share.
+const MAX_HARD_SHARE_NORMAL: (u64, u64) = (1, 4);
 /// Never use more than this share of the remaining time on one move, even when aborting.
 const MAX_HARD_SHARE: (u64, u64) = (3, 4);
 
@@ -50,10 +52,12 @@ impl Clock {
             usable * MAX_SOFT_SHARE.0 / MAX_SOFT_SHARE.1
         };
         let soft = planned.min(soft_cap).max(1);
-        let hard = (soft * HARD_FACTOR)
-            .min(usable * MAX_HARD_SHARE.0 / MAX_HARD_SHARE.1)
-            .max(soft)
-            .max(1);
+        let hard_cap = if moves_to_go == 1 {
+            usable * MAX_HARD_SHARE.0 / MAX_HARD_SHARE.1
+        } else {
+            usable * MAX_HARD_SHARE_NORMAL.0 / MAX_HARD_SHARE_NORMAL.1
+        };
+        let hard = (soft * HARD_FACTOR).min(hard_cap).max(soft).max(1);
         Some(TimeLimits {
             soft: Duration::from_millis(soft),
             hard: Duration::from_millis(hard),

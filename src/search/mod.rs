@@ -313,11 +313,12 @@ impl Searcher {
         }
         let elapsed = self.elapsed();
         let this_iteration = elapsed.saturating_sub(iteration_start);
-        // The next iteration usually costs a few times this one: do not start it if it
-        // would most likely be cut off by the hard limit anyway.
+        // The next iteration usually costs a few times everything so far: past this share of
+        // the soft limit it would most likely overrun it, or be cut off by the hard limit.
         let predicted = elapsed + this_iteration * 2;
         *last_iteration_time = this_iteration;
-        elapsed >= time.soft || predicted >= time.hard
+        elapsed * SOFT_LIMIT_NEXT_ITERATION.1 >= time.soft * SOFT_LIMIT_NEXT_ITERATION.0
+            || predicted >= time.hard
     }
 
     fn iteration(&self, depth: i32, score: i32, bound: Bound, pv: Vec<Move>) -> Iteration {

@@ -29,3 +29,7 @@ pub const ORDER_KILLER_2: i32 = 1_799_000;
 
 /// History table values stay within +-HISTORY_MAX (the gravity term keeps them there).
 pub const HISTORY_MAX: i32 = 16_384;
+
+/// Do not start another iteration once this share (numerator, denominator) of the soft
+/// time limit has passed.
+pub const SOFT_LIMIT_NEXT_ITERATION: (u32, u32) = (6, 10);
