@@ -6,6 +6,7 @@ pub mod movepick;
 pub mod perft;
 pub mod position;
 pub mod search;
+pub mod see;
 pub mod threads;
 pub mod time;
 pub mod tt;

@@ -1,10 +1,11 @@
 //! Move ordering: every legal move gets a score once, then moves are picked best-first one
 //! at a time, so a cutoff on the first move does not pay for sorting the rest.
 
-use shakmaty::{Move, MoveList, Role};
+use shakmaty::{Chess, Move, MoveList, Role};
 
 use crate::search::history::History;
 use crate::search::params::*;
+use crate::see::see_at_least;
 use crate::tt::PackedMove;
 
 /// Value of a role for MVV-LVA ordering.
@@ -37,19 +38,26 @@ pub struct MovePicker {
 
 impl MovePicker {
     /// Orders all legal moves of a main-search node.
+    /// With `use_see`, captures that lose material by exchange go after the quiet moves.
     pub fn new(
+        board: &Chess,
         moves: MoveList,
         tt_move: PackedMove,
         killers: [Option<Move>; 2],
         history: &History,
-        turn: shakmaty::Color,
+        use_see: bool,
     ) -> MovePicker {
+        let turn = shakmaty::Position::turn(board);
         let mut scores = [0; 256];
         for (i, &m) in moves.iter().enumerate() {
             scores[i] = if !tt_move.is_none() && PackedMove::from_move(m) == tt_move {
                 ORDER_TT_MOVE
             } else if m.is_capture() {
-                ORDER_CAPTURE + mvv_lva(m)
+                if !use_see || see_at_least(board, m, 0) {
+                    ORDER_CAPTURE + mvv_lva(m)
+                } else {
+                    ORDER_BAD_CAPTURE + mvv_lva(m)
+                }
             } else if m.promotion().is_some() {
                 ORDER_PROMOTION + victim_value(m.promotion().unwrap_or(Role::Pawn))
             } else if Some(m) == killers[0] {

@@ -16,6 +16,9 @@ struct Ply {
     key: u64,
     /// The move that produced this board (`None` at the root of the game or after a null move).
     last_move: Option<Move>,
+    /// Plies since the last null move: a repetition never reaches across a null move,
+    /// since the positions before it were not really reached by alternating moves.
+    plies_since_null: usize,
 }
 
 #[derive(Clone)]
@@ -60,6 +63,7 @@ impl Position {
             board,
             key,
             last_move: None,
+            plies_since_null: usize::MAX / 2,
         });
         Position {
             plies,
@@ -154,6 +158,19 @@ impl Position {
         self.plies.last().and_then(|p| p.last_move)
     }
 
+    /// True when the current board was reached by a null move.
+    pub fn after_null_move(&self) -> bool {
+        self.plies.last().is_some_and(|p| p.plies_since_null == 0)
+    }
+
+    /// True when the side to move has a piece other than pawns and king: without one,
+    /// zugzwang is common and passing (null move) is not a safe bound.
+    pub fn has_non_pawn_material(&self) -> bool {
+        let board = self.board().board();
+        let ours = board.by_color(self.turn());
+        (ours & !board.pawns() & !board.kings()).any()
+    }
+
     /// Number of plies stored (game history kept for repetitions plus the search path).
     pub fn ply_count(&self) -> usize {
         self.plies.len()
@@ -174,10 +191,12 @@ impl Position {
             Some(k) => k.0,
             None => key_from_scratch(&board),
         };
+        let plies_since_null = current.plies_since_null + 1;
         self.plies.push(Ply {
             board,
             key,
             last_move: Some(m),
+            plies_since_null,
         });
     }
 
@@ -192,6 +211,7 @@ impl Position {
             board,
             key,
             last_move: None,
+            plies_since_null: 0,
         });
         true
     }
@@ -208,7 +228,8 @@ impl Position {
     pub fn is_repetition(&self) -> bool {
         let n = self.plies.len();
         let key = self.key();
-        let reversible = self.board().halfmoves() as usize;
+        let last = self.plies.last().expect("position always has a ply");
+        let reversible = (last.board.halfmoves() as usize).min(last.plies_since_null);
         let limit = reversible.min(n - 1);
         let mut back = 4;
         while back <= limit {

@@ -29,6 +29,12 @@ pub struct SearchConfig {
     pub aspiration: bool,
     pub qsearch: bool,
     pub check_extension: bool,
+    pub null_move: bool,
+    pub reverse_futility: bool,
+    pub late_move_reductions: bool,
+    /// SEE: losing captures ordered last, and skipped in quiescence.
+    pub see: bool,
+    pub mate_distance_pruning: bool,
 }
 
 impl Default for SearchConfig {
@@ -39,13 +45,32 @@ impl Default for SearchConfig {
             aspiration: true,
             qsearch: true,
             check_extension: true,
+            null_move: false,
+            reverse_futility: false,
+            late_move_reductions: false,
+            see: false,
+            mate_distance_pruning: false,
         }
     }
 }
 
 impl SearchConfig {
-    /// Bare alpha-beta: no TT, no iterative deepening, no aspiration, no extensions, and the
-    /// static evaluation at the horizon instead of quiescence.
+    /// Everything on except the selective techniques that change the searched tree's value
+    /// (null move, reverse futility, reductions): the configuration of the invariant tests
+    /// that need a full-width value.
+    pub fn without_pruning() -> SearchConfig {
+        SearchConfig {
+            null_move: false,
+            reverse_futility: false,
+            late_move_reductions: false,
+            see: false,
+            ..SearchConfig::default()
+        }
+    }
+
+    /// Bare alpha-beta: no TT, no iterative deepening, no aspiration, no extensions, no
+    /// selective pruning or reductions, and the static evaluation at the horizon instead of
+    /// quiescence.
     pub fn plain() -> SearchConfig {
         SearchConfig {
             use_tt: false,
@@ -53,6 +78,11 @@ impl SearchConfig {
             aspiration: false,
             qsearch: false,
             check_extension: false,
+            null_move: false,
+            reverse_futility: false,
+            late_move_reductions: false,
+            see: false,
+            mate_distance_pruning: false,
         }
     }
 }

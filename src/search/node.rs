@@ -16,7 +16,7 @@ pub fn negamax(
     mut depth: i32,
     ply: usize,
     mut alpha: i32,
-    beta: i32,
+    mut beta: i32,
 ) -> i32 {
     let is_root = ply == 0;
     let is_pv_node = beta - alpha > 1;
@@ -36,6 +36,16 @@ pub fn negamax(
             } else {
                 evaluate(pos.board())
             };
+        }
+    }
+
+    // Mate distance pruning: a mate found closer to the root already beats anything this
+    // node could return, so the window can shrink to what is still achievable from here.
+    if !is_root && s.config.mate_distance_pruning {
+        alpha = alpha.max(-MATE + ply as i32);
+        beta = beta.min(MATE - ply as i32 - 1);
+        if alpha >= beta {
+            return alpha;
         }
     }
 
@@ -91,7 +101,59 @@ pub fn negamax(
         tt_eval.unwrap_or_else(|| evaluate(pos.board()))
     };
 
-    // Step 5. Moves. No legal move is mate or stalemate.
+    // Step 5. Reverse futility pruning: far enough above beta at shallow depth, the side to
+    // move is very unlikely to fall below it whatever the opponent does in the few plies left.
+    if s.config.reverse_futility
+        && !is_pv_node
+        && !in_check
+        && !is_root
+        && depth <= RFP_MAX_DEPTH
+        && static_eval.abs() < MATE_BOUND
+        && static_eval - RFP_MARGIN_PER_DEPTH * depth >= beta
+    {
+        return static_eval;
+    }
+
+    // Step 6. Null-move pruning: if passing still keeps us above beta after a reduced
+    // search, a real move almost surely does too. Unsound in zugzwang, hence no null move
+    // without pieces, in check, or twice in a row.
+    if s.config.null_move
+        && !is_pv_node
+        && !in_check
+        && !is_root
+        && depth >= NMP_MIN_DEPTH
+        && static_eval >= beta
+        && beta.abs() < MATE_BOUND
+        && !pos.after_null_move()
+        && pos.has_non_pawn_material()
+    {
+        let reduction = NMP_BASE_REDUCTION
+            + depth / NMP_DEPTH_DIVISOR
+            + ((static_eval - beta) / NMP_EVAL_DIVISOR).min(NMP_MAX_EVAL_REDUCTION);
+        if pos.make_null_move() {
+            let score = -negamax(s, pos, depth - 1 - reduction, ply + 1, -beta, -beta + 1);
+            pos.unmake_move();
+            if s.stopped {
+                return 0;
+            }
+            if score >= beta {
+                // Mate scores from a null-move search are not proven: return beta instead.
+                let score = if score >= MATE_BOUND { beta } else { score };
+                if depth < NMP_VERIFICATION_DEPTH {
+                    return score;
+                }
+                let verified = negamax_no_null(s, pos, depth - reduction, ply, beta);
+                if s.stopped {
+                    return 0;
+                }
+                if verified >= beta {
+                    return score;
+                }
+            }
+        }
+    }
+
+    // Step 7. Moves. No legal move is mate or stalemate.
     let moves = if is_root {
         s.root_moves.iter().copied().collect()
     } else {
@@ -102,10 +164,19 @@ pub fn negamax(
     }
     let turn = pos.turn();
     let killers = s.history.killers(ply);
-    let mut picker = MovePicker::new(moves, tt_move, killers, &s.history, turn);
+    let mut picker = MovePicker::new(
+        pos.board(),
+        moves,
+        tt_move,
+        killers,
+        &s.history,
+        s.config.see,
+    );
 
-    // Step 6. Principal variation search: the first move with the full window, the rest
-    // with a null window that only proves them worse, re-searched when one is not.
+    // Step 8. Principal variation search: the first move with the full window, the rest
+    // with a null window that only proves them worse, re-searched when one is not. Late
+    // quiet moves are first searched at reduced depth (LMR) and re-searched at full depth
+    // only if they beat alpha.
     let original_alpha = alpha;
     let mut best_score = -INFINITY;
     let mut best_move: Option<Move> = None;
@@ -114,11 +185,20 @@ pub fn negamax(
     while let Some(m) = picker.next_move() {
         move_count += 1;
         pos.make_move(m);
+        let is_quiet = !m.is_capture() && m.promotion().is_none();
         let mut score;
         if move_count == 1 {
             score = -negamax(s, pos, depth - 1, ply + 1, -beta, -alpha);
         } else {
-            score = -negamax(s, pos, depth - 1, ply + 1, -alpha - 1, -alpha);
+            let reduction = if s.config.late_move_reductions && is_quiet && !in_check {
+                late_move_reduction(depth, move_count, is_pv_node, pos.in_check())
+            } else {
+                0
+            };
+            score = -negamax(s, pos, depth - 1 - reduction, ply + 1, -alpha - 1, -alpha);
+            if score > alpha && reduction > 0 {
+                score = -negamax(s, pos, depth - 1, ply + 1, -alpha - 1, -alpha);
+            }
             if score > alpha && score < beta {
                 score = -negamax(s, pos, depth - 1, ply + 1, -beta, -alpha);
             }
@@ -139,19 +219,19 @@ pub fn negamax(
                     if move_count == 1 {
                         s.stats.first_move_cutoffs += 1;
                     }
-                    if !m.is_capture() && m.promotion().is_none() {
+                    if is_quiet {
                         s.history.update_quiets(turn, ply, depth, m, &quiets_tried);
                     }
                     break;
                 }
             }
         }
-        if !m.is_capture() && m.promotion().is_none() {
+        if is_quiet {
             quiets_tried.push(m);
         }
     }
 
-    // Step 7. Remember the result with the kind of bound it is.
+    // Step 9. Remember the result with the kind of bound it is.
     if s.config.use_tt {
         let bound = if best_score >= beta {
             Bound::Lower
@@ -190,4 +270,35 @@ fn leaf_value(s: &mut Searcher, pos: &Position, ply: usize) -> i32 {
 
 fn is_checkmate(pos: &Position) -> bool {
     pos.in_check() && pos.board().legal_moves().is_empty()
+}
+
+/// Depth reduction for a late quiet move; never so much that the move drops straight into
+/// quiescence, and less at PV nodes and for moves that give check.
+fn late_move_reduction(depth: i32, move_count: usize, is_pv_node: bool, gives_check: bool) -> i32 {
+    let min_moves = if is_pv_node {
+        LMR_MIN_MOVES_PV
+    } else {
+        LMR_MIN_MOVES
+    };
+    if depth < LMR_MIN_DEPTH || move_count <= min_moves {
+        return 0;
+    }
+    let mut r = LMR_TABLE[depth.min(63) as usize][move_count.min(63)];
+    if is_pv_node {
+        r -= 1;
+    }
+    if gives_check {
+        r -= 1;
+    }
+    r.clamp(0, depth - 2)
+}
+
+/// The verification search after a deep null-move cutoff: the same node searched normally
+/// at reduced depth, with null moves off inside it.
+fn negamax_no_null(s: &mut Searcher, pos: &mut Position, depth: i32, ply: usize, beta: i32) -> i32 {
+    let saved = s.config.null_move;
+    s.config.null_move = false;
+    let score = negamax(s, pos, depth, ply, beta - 1, beta);
+    s.config.null_move = saved;
+    score
 }

@@ -26,6 +26,8 @@ pub const ORDER_CAPTURE: i32 = 2_000_000;
 pub const ORDER_PROMOTION: i32 = 1_900_000;
 pub const ORDER_KILLER_1: i32 = 1_800_000;
 pub const ORDER_KILLER_2: i32 = 1_799_000;
+/// Captures that lose material by SEE come after every quiet move.
+pub const ORDER_BAD_CAPTURE: i32 = -2_000_000;
 
 /// History table values stay within +-HISTORY_MAX (the gravity term keeps them there).
 pub const HISTORY_MAX: i32 = 16_384;
@@ -33,3 +35,39 @@ pub const HISTORY_MAX: i32 = 16_384;
 /// Do not start another iteration once this share (numerator, denominator) of the soft
 /// time limit has passed.
 pub const SOFT_LIMIT_NEXT_ITERATION: (u32, u32) = (6, 10);
+
+/// Null-move pruning: searched at depth - 1 - R with R = base + depth / divisor +
+/// min((eval - beta) / eval divisor, max eval term), from this depth on.
+pub const NMP_MIN_DEPTH: i32 = 3;
+pub const NMP_BASE_REDUCTION: i32 = 3;
+pub const NMP_DEPTH_DIVISOR: i32 = 4;
+pub const NMP_EVAL_DIVISOR: i32 = 200;
+pub const NMP_MAX_EVAL_REDUCTION: i32 = 3;
+/// From this depth a null-move cutoff is verified by a reduced normal search, so deep
+/// zugzwangs are not pruned blindly.
+pub const NMP_VERIFICATION_DEPTH: i32 = 12;
+
+/// Reverse futility pruning: at shallow non-PV nodes, an eval this far (cp per ply of
+/// depth) above beta is taken as a cutoff.
+pub const RFP_MAX_DEPTH: i32 = 7;
+pub const RFP_MARGIN_PER_DEPTH: i32 = 80;
+
+/// Late move reductions: reduction = LMR_BASE + ln(depth) * ln(move number) / LMR_DIVISOR,
+/// for quiet moves from this depth on, after this many moves (more at PV nodes).
+pub const LMR_MIN_DEPTH: i32 = 3;
+pub const LMR_MIN_MOVES: usize = 2;
+pub const LMR_MIN_MOVES_PV: usize = 4;
+pub const LMR_BASE: f64 = 0.75;
+pub const LMR_DIVISOR: f64 = 2.25;
+
+/// `LMR_TABLE[depth][move number]`, both capped at 63.
+pub static LMR_TABLE: std::sync::LazyLock<[[i32; 64]; 64]> = std::sync::LazyLock::new(|| {
+    let mut table = [[0; 64]; 64];
+    for (depth, row) in table.iter_mut().enumerate().skip(1) {
+        for (moves, r) in row.iter_mut().enumerate().skip(1) {
+            let reduction = LMR_BASE + (depth as f64).ln() * (moves as f64).ln() / LMR_DIVISOR;
+            *r = reduction as i32;
+        }
+    }
+    table
+});

@@ -9,6 +9,7 @@ use super::Searcher;
 use crate::eval::evaluate;
 use crate::movepick::MovePicker;
 use crate::position::Position;
+use crate::see::see_at_least;
 
 pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32, beta: i32) -> i32 {
     s.nodes += 1;
@@ -50,6 +51,10 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
 
     let mut picker = MovePicker::new_qsearch(moves);
     while let Some(m) = picker.next_move() {
+        // A capture that loses material by exchange cannot raise a stand-pat score.
+        if !in_check && s.config.see && !see_at_least(pos.board(), m, 0) {
+            continue;
+        }
         pos.make_move(m);
         let score = -qsearch(s, pos, ply + 1, -beta, -alpha);
         pos.unmake_move();
