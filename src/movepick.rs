@@ -1,9 +1,12 @@
-//! Move ordering: every legal move gets a score once, then moves are picked best-first one
-//! at a time, so a cutoff on the first move does not pay for sorting the rest.
+//! Move ordering. Inner nodes use a staged picker: the TT move is tried before anything is
+//! generated, then good captures, killers, the counter-move, quiet moves by history, and
+//! losing captures last. Within a stage moves are picked best-first one at a time, so a
+//! cutoff does not pay for sorting (or generating) the rest. The root and quiescence search
+//! use a simple scored list.
 
-use shakmaty::{Chess, Move, MoveList, Role};
+use shakmaty::{Chess, Color, Move, MoveList, Position, Role, Square};
 
-use crate::search::history::History;
+use crate::search::history::{Context, History};
 use crate::search::params::*;
 use crate::see::see_at_least;
 use crate::tt::PackedMove;
@@ -30,6 +33,24 @@ pub fn mvv_lva(m: Move) -> i32 {
     victim_value(victim) * 16 - victim_value(m.role()) / 16
 }
 
+/// Picks the highest-scored move left in `moves[next..]`, swapping it into place.
+#[inline]
+fn pick_best(moves: &mut MoveList, scores: &mut [i32; 256], next: usize) -> Option<Move> {
+    if next >= moves.len() {
+        return None;
+    }
+    let mut best = next;
+    for i in next + 1..moves.len() {
+        if scores[i] > scores[best] {
+            best = i;
+        }
+    }
+    moves.swap(next, best);
+    scores.swap(next, best);
+    Some(moves[next])
+}
+
+/// A scored list of moves, picked best-first: the root and quiescence search use it.
 pub struct MovePicker {
     moves: MoveList,
     scores: [i32; 256],
@@ -37,8 +58,8 @@ pub struct MovePicker {
 }
 
 impl MovePicker {
-    /// Orders all legal moves of a main-search node.
-    /// With `use_see`, captures that lose material by exchange go after the quiet moves.
+    /// Orders a full move list (the root's): TT move, captures (losing ones last with
+    /// `use_see`), promotions, killers, then quiets by history.
     pub fn new(
         board: &Chess,
         moves: MoveList,
@@ -47,7 +68,8 @@ impl MovePicker {
         history: &History,
         use_see: bool,
     ) -> MovePicker {
-        let turn = shakmaty::Position::turn(board);
+        let turn = board.turn();
+        let ctx = Context::default();
         let mut scores = [0; 256];
         for (i, &m) in moves.iter().enumerate() {
             scores[i] = if !tt_move.is_none() && PackedMove::from_move(m) == tt_move {
@@ -65,7 +87,7 @@ impl MovePicker {
             } else if Some(m) == killers[1] {
                 ORDER_KILLER_2
             } else {
-                history.quiet_score(turn, m)
+                history.quiet_score(turn, m, &ctx)
             };
         }
         MovePicker {
@@ -96,21 +118,307 @@ impl MovePicker {
         self.moves.is_empty()
     }
 
-    /// The best remaining move (selection step of a selection sort).
     #[inline]
     pub fn next_move(&mut self) -> Option<Move> {
-        if self.next >= self.moves.len() {
+        let m = pick_best(&mut self.moves, &mut self.scores, self.next)?;
+        self.next += 1;
+        Some(m)
+    }
+}
+
+/// Rebuilds a full move from its packed TT form on this board; `None` if the squares do
+/// not hold a move of the side to move. Legality is checked separately.
+pub fn unpack_move(board: &Chess, packed: PackedMove) -> Option<Move> {
+    if packed.is_none() {
+        return None;
+    }
+    let from = packed.from_square();
+    let to = Square::new(u32::from(packed.0 >> 6 & 63));
+    let pieces = board.board();
+    let us = board.turn();
+    let piece = pieces.piece_at(from).filter(|p| p.color == us)?;
+    let target = pieces.piece_at(to);
+    if piece.role == Role::King && target.is_some_and(|t| t.color == us && t.role == Role::Rook) {
+        return Some(Move::Castle {
+            king: from,
+            rook: to,
+        });
+    }
+    if target.is_some_and(|t| t.color == us) {
+        return None;
+    }
+    if piece.role == Role::Pawn && target.is_none() && from.file() != to.file() {
+        return Some(Move::EnPassant { from, to });
+    }
+    Some(Move::Normal {
+        role: piece.role,
+        from,
+        capture: target.map(|t| t.role),
+        to,
+        promotion: packed.promotion(),
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    TtMove,
+    GenerateCaptures,
+    GoodCaptures,
+    Killer1,
+    Killer2,
+    CounterMove,
+    GenerateQuiets,
+    Quiets,
+    BadCaptures,
+    Done,
+}
+
+/// The staged picker of inner nodes. Every legal move is returned exactly once (the TT
+/// move, killers and counter-move are skipped in the later stages that would repeat them).
+pub struct StagedPicker {
+    stage: Stage,
+    tt_move: Option<Move>,
+    killers: [Option<Move>; 2],
+    counter: Option<Move>,
+    captures: MoveList,
+    capture_scores: [i32; 256],
+    next_capture: usize,
+    bad_captures: MoveList,
+    next_bad: usize,
+    quiets: MoveList,
+    quiet_scores: [i32; 256],
+    next_quiet: usize,
+    skip_quiets: bool,
+    use_see: bool,
+}
+
+impl StagedPicker {
+    pub fn new(
+        board: &Chess,
+        tt_move: PackedMove,
+        killers: [Option<Move>; 2],
+        counter: Option<Move>,
+        use_see: bool,
+    ) -> StagedPicker {
+        let tt_move = unpack_move(board, tt_move).filter(|&m| board.is_legal(m));
+        StagedPicker {
+            stage: Stage::TtMove,
+            tt_move,
+            killers,
+            counter,
+            captures: MoveList::new(),
+            capture_scores: [0; 256],
+            next_capture: 0,
+            bad_captures: MoveList::new(),
+            next_bad: 0,
+            quiets: MoveList::new(),
+            quiet_scores: [0; 256],
+            next_quiet: 0,
+            skip_quiets: false,
+            use_see,
+        }
+    }
+
+    /// Late move pruning: no more quiet moves from this node (killers included).
+    pub fn skip_quiets(&mut self) {
+        self.skip_quiets = true;
+    }
+
+    fn is_special(&self, m: Move) -> bool {
+        Some(m) == self.tt_move
+            || Some(m) == self.killers[0]
+            || Some(m) == self.killers[1]
+            || Some(m) == self.counter
+    }
+
+    /// A killer or counter-move is only tried if it is a legal quiet move here.
+    fn usable_quiet(&self, board: &Chess, m: Option<Move>) -> Option<Move> {
+        let m = m?;
+        if self.skip_quiets || m.is_capture() || Some(m) == self.tt_move || !board.is_legal(m) {
             return None;
         }
-        let mut best = self.next;
-        for i in self.next + 1..self.moves.len() {
-            if self.scores[i] > self.scores[best] {
-                best = i;
+        Some(m)
+    }
+
+    pub fn next_move(&mut self, board: &Chess, history: &History, ctx: &Context) -> Option<Move> {
+        loop {
+            match self.stage {
+                Stage::TtMove => {
+                    self.stage = Stage::GenerateCaptures;
+                    if self.tt_move.is_some() {
+                        return self.tt_move;
+                    }
+                }
+                Stage::GenerateCaptures => {
+                    self.captures = board.capture_moves();
+                    let turn = board.turn();
+                    for (i, &m) in self.captures.iter().enumerate() {
+                        self.capture_scores[i] = mvv_lva(m) * 8 + history.capture_score(turn, m);
+                    }
+                    self.stage = Stage::GoodCaptures;
+                }
+                Stage::GoodCaptures => {
+                    match pick_best(
+                        &mut self.captures,
+                        &mut self.capture_scores,
+                        self.next_capture,
+                    ) {
+                        Some(m) => {
+                            self.next_capture += 1;
+                            if Some(m) == self.tt_move {
+                                continue;
+                            }
+                            if self.use_see && !see_at_least(board, m, 0) {
+                                self.bad_captures.push(m);
+                                continue;
+                            }
+                            return Some(m);
+                        }
+                        None => self.stage = Stage::Killer1,
+                    }
+                }
+                Stage::Killer1 => {
+                    self.stage = Stage::Killer2;
+                    if let Some(m) = self.usable_quiet(board, self.killers[0]) {
+                        return Some(m);
+                    }
+                }
+                Stage::Killer2 => {
+                    self.stage = Stage::CounterMove;
+                    if self.killers[1] != self.killers[0] {
+                        if let Some(m) = self.usable_quiet(board, self.killers[1]) {
+                            return Some(m);
+                        }
+                    }
+                }
+                Stage::CounterMove => {
+                    self.stage = Stage::GenerateQuiets;
+                    if self.counter != self.killers[0] && self.counter != self.killers[1] {
+                        if let Some(m) = self.usable_quiet(board, self.counter) {
+                            return Some(m);
+                        }
+                    }
+                }
+                Stage::GenerateQuiets => {
+                    self.stage = Stage::Quiets;
+                    if !self.skip_quiets {
+                        self.generate_quiets(board, history, ctx);
+                    }
+                }
+                Stage::Quiets => {
+                    if self.skip_quiets {
+                        self.stage = Stage::BadCaptures;
+                        continue;
+                    }
+                    match pick_best(&mut self.quiets, &mut self.quiet_scores, self.next_quiet) {
+                        Some(m) => {
+                            self.next_quiet += 1;
+                            return Some(m);
+                        }
+                        None => self.stage = Stage::BadCaptures,
+                    }
+                }
+                Stage::BadCaptures => {
+                    if self.next_bad < self.bad_captures.len() {
+                        self.next_bad += 1;
+                        return Some(self.bad_captures[self.next_bad - 1]);
+                    }
+                    self.stage = Stage::Done;
+                }
+                Stage::Done => return None,
             }
         }
-        self.moves.swap(self.next, best);
-        self.scores.swap(self.next, best);
-        self.next += 1;
-        Some(self.moves[self.next - 1])
+    }
+
+    fn generate_quiets(&mut self, board: &Chess, history: &History, ctx: &Context) {
+        let turn: Color = board.turn();
+        let mut all = board.legal_moves();
+        all.retain(|m| !m.is_capture());
+        let mut n = 0;
+        for &m in all.iter() {
+            // Killers and the counter-move were tried (or found illegal) already.
+            let already_tried = self.is_special(m) && (Some(m) == self.tt_move || !m.is_capture());
+            if already_tried {
+                continue;
+            }
+            self.quiet_scores[n] = match m.promotion() {
+                Some(Role::Queen) => ORDER_PROMOTION,
+                Some(_) => ORDER_BAD_CAPTURE,
+                None => history.quiet_score(turn, m, ctx),
+            };
+            self.quiets.push(m);
+            n += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::BENCH_FENS;
+    use crate::position::Position as EnginePosition;
+
+    /// Every legal move comes out of the staged picker exactly once, whatever the TT move,
+    /// killers and counter-move (legal here, legal elsewhere, or nonsense).
+    #[test]
+    fn staged_picker_yields_each_legal_move_once() {
+        let history = History::default();
+        let ctx = Context::default();
+        let boards: Vec<Chess> = BENCH_FENS
+            .iter()
+            .map(|f| EnginePosition::from_fen(f, false).unwrap().board().clone())
+            .collect();
+        for (i, board) in boards.iter().enumerate() {
+            let legal = board.legal_moves();
+            let other = boards[(i + 1) % boards.len()].legal_moves();
+            let candidates: Vec<Option<Move>> = legal
+                .iter()
+                .chain(other.iter())
+                .copied()
+                .map(Some)
+                .chain([None])
+                .collect();
+            for k in 0..candidates.len().min(12) {
+                let tt = candidates[k].map_or(PackedMove::NONE, PackedMove::from_move);
+                let killers = [
+                    candidates[(k + 3) % candidates.len()],
+                    candidates[(k + 7) % candidates.len()],
+                ];
+                let counter = candidates[(k + 5) % candidates.len()];
+                for use_see in [false, true] {
+                    let mut picker = StagedPicker::new(board, tt, killers, counter, use_see);
+                    let mut seen = Vec::new();
+                    while let Some(m) = picker.next_move(board, &history, &ctx) {
+                        seen.push(m);
+                    }
+                    assert_eq!(seen.len(), legal.len(), "{}", BENCH_FENS[i]);
+                    for m in legal.iter() {
+                        assert_eq!(
+                            seen.iter().filter(|&&x| x == *m).count(),
+                            1,
+                            "{m:?} in {}",
+                            BENCH_FENS[i]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unpacks_every_legal_move() {
+        for fen in BENCH_FENS {
+            let board = EnginePosition::from_fen(fen, false)
+                .unwrap()
+                .board()
+                .clone();
+            for m in board.legal_moves() {
+                assert_eq!(
+                    unpack_move(&board, PackedMove::from_move(m)),
+                    Some(m),
+                    "{fen}"
+                );
+            }
+        }
     }
 }

@@ -158,6 +158,15 @@ impl Position {
         self.plies.last().and_then(|p| p.last_move)
     }
 
+    /// The move played `back` plies ago (1 = the last move), if it was a real move.
+    pub fn recent_move(&self, back: usize) -> Option<Move> {
+        let n = self.plies.len();
+        if back == 0 || back > n {
+            return None;
+        }
+        self.plies[n - back].last_move
+    }
+
     /// True when the current board was reached by a null move.
     pub fn after_null_move(&self) -> bool {
         self.plies.last().is_some_and(|p| p.plies_since_null == 0)

@@ -1,27 +1,101 @@
-//! Quiet-move ordering memory: killers per ply and a butterfly history table.
+//! Move-ordering memory of one search thread: killers per ply, counter-moves, butterfly
+//! history, continuation history (by the moves one and two plies back) and capture history.
+//!
+//! Every history value is kept in `-HISTORY_MAX..=HISTORY_MAX` by a gravity update: the
+//! closer a value is to the bound, the less a bonus moves it, so recent results outweigh old
+//! ones without any periodic rescaling.
 
 use shakmaty::{Color, Move};
 
 use super::params::{HISTORY_MAX, MAX_PLY};
 
+/// A moved piece and its destination: the key continuation history and counter-moves use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PieceTo {
+    piece: usize,
+    to: usize,
+}
+
+impl PieceTo {
+    #[inline]
+    fn index(self) -> usize {
+        self.piece * 64 + self.to
+    }
+
+    pub fn of(color: Color, m: Move) -> PieceTo {
+        let piece = (m.role() as usize - 1) + 6 * usize::from(color == Color::Black);
+        PieceTo {
+            piece,
+            to: m.to() as usize,
+        }
+    }
+}
+
+/// The moves that led to the node, for continuation history: one and two plies back.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Context {
+    pub previous: Option<PieceTo>,
+    pub previous2: Option<PieceTo>,
+}
+
+/// [previous piece * 64 + previous to][piece][to]
+type ContinuationTable = [[[i16; 64]; 12]; 12 * 64];
+
 pub struct History {
-    /// [colour][from][to], in `-HISTORY_MAX..=HISTORY_MAX`.
-    butterfly: Box<[[[i32; 64]; 64]; 2]>,
+    /// [colour][from][to]
+    butterfly: Box<[[[i16; 64]; 64]; 2]>,
+    continuation: Box<ContinuationTable>,
+    /// [piece][to][victim role]
+    capture: Box<[[[i16; 6]; 64]; 12]>,
+    /// [previous piece][previous to]
+    counter: Box<[[Option<Move>; 64]; 12]>,
     killers: [[Option<Move>; 2]; MAX_PLY + 1],
+}
+
+/// A continuation table on the heap, built without a 1 MB temporary on the stack.
+fn continuation_table() -> Box<ContinuationTable> {
+    vec![[[0i16; 64]; 12]; 12 * 64]
+        .into_boxed_slice()
+        .try_into()
+        .expect("length is 12 * 64")
 }
 
 impl Default for History {
     fn default() -> Self {
         History {
             butterfly: Box::new([[[0; 64]; 64]; 2]),
+            continuation: continuation_table(),
+            capture: Box::new([[[0; 6]; 64]; 12]),
+            counter: Box::new([[None; 64]; 12]),
             killers: [[None; 2]; MAX_PLY + 1],
         }
     }
 }
 
-fn squares(m: Move) -> (usize, usize) {
-    let from = m.from().map_or(0, |s| s as usize);
-    (from, m.to() as usize)
+#[inline]
+fn from_to(m: Move) -> (usize, usize) {
+    (m.from().map_or(0, |s| s as usize), m.to() as usize)
+}
+
+#[inline]
+fn victim(m: Move) -> usize {
+    match m {
+        Move::EnPassant { .. } => 0,
+        _ => m.capture().map_or(0, |r| r as usize - 1),
+    }
+}
+
+#[inline]
+fn gravity(v: &mut i16, bonus: i32) {
+    let old = i32::from(*v);
+    let new = old + bonus - old * bonus.abs() / HISTORY_MAX;
+    *v = new.clamp(-HISTORY_MAX, HISTORY_MAX) as i16;
+}
+
+/// History bonus for a cutoff at `depth`.
+#[inline]
+pub fn bonus(depth: i32) -> i32 {
+    (16 * depth * depth + 32 * depth).min(HISTORY_MAX / 8)
 }
 
 impl History {
@@ -29,23 +103,30 @@ impl History {
         *self = History::default();
     }
 
-    /// Forget killers from the previous search (they belonged to other plies) and halve
-    /// history so old statistics yield to new ones.
+    /// Killers belong to the plies of the previous search: forget them.
     pub fn new_search(&mut self) {
         self.killers = [[None; 2]; MAX_PLY + 1];
-        for table in self.butterfly.iter_mut() {
-            for row in table.iter_mut() {
-                for v in row.iter_mut() {
-                    *v /= 2;
-                }
-            }
+    }
+
+    /// Ordering score of a quiet move: butterfly plus both continuation histories.
+    #[inline]
+    pub fn quiet_score(&self, color: Color, m: Move, ctx: &Context) -> i32 {
+        let (from, to) = from_to(m);
+        let pt = PieceTo::of(color, m);
+        let mut score = i32::from(self.butterfly[color as usize][from][to]);
+        if let Some(p) = ctx.previous {
+            score += i32::from(self.continuation[p.index()][pt.piece][pt.to]);
         }
+        if let Some(p) = ctx.previous2 {
+            score += i32::from(self.continuation[p.index()][pt.piece][pt.to]);
+        }
+        score
     }
 
     #[inline]
-    pub fn quiet_score(&self, turn: Color, m: Move) -> i32 {
-        let (from, to) = squares(m);
-        self.butterfly[turn as usize][from][to]
+    pub fn capture_score(&self, color: Color, m: Move) -> i32 {
+        let pt = PieceTo::of(color, m);
+        i32::from(self.capture[pt.piece][pt.to][victim(m)])
     }
 
     #[inline]
@@ -53,20 +134,27 @@ impl History {
         self.killers[ply.min(MAX_PLY)]
     }
 
-    /// Reward the quiet move that caused a cutoff and punish the quiets tried before it.
-    pub fn update_quiets(
+    #[inline]
+    pub fn counter_move(&self, ctx: &Context) -> Option<Move> {
+        ctx.previous.and_then(|p| self.counter[p.piece][p.to])
+    }
+
+    /// A quiet move caused a cutoff: reward it, punish the quiets tried before it, and
+    /// remember it as killer and counter-move.
+    pub fn update_quiet_cutoff(
         &mut self,
-        turn: Color,
+        color: Color,
         ply: usize,
         depth: i32,
         best: Move,
         tried: &[Move],
+        ctx: &Context,
     ) {
-        let bonus = (16 * depth * depth).min(HISTORY_MAX / 8);
-        self.apply(turn, best, bonus);
+        let b = bonus(depth);
+        self.update_quiet(color, best, b, ctx);
         for &m in tried {
             if m != best {
-                self.apply(turn, m, -bonus);
+                self.update_quiet(color, m, -b, ctx);
             }
         }
         let k = &mut self.killers[ply.min(MAX_PLY)];
@@ -74,15 +162,83 @@ impl History {
             k[1] = k[0];
             k[0] = Some(best);
         }
+        if let Some(p) = ctx.previous {
+            self.counter[p.piece][p.to] = Some(best);
+        }
     }
 
-    /// Gravity update: the closer a value is to the bound, the less it moves, so values
-    /// stay within `HISTORY_MAX` and recent results outweigh old ones.
-    #[inline]
-    fn apply(&mut self, turn: Color, m: Move, bonus: i32) {
-        let (from, to) = squares(m);
-        let v = &mut self.butterfly[turn as usize][from][to];
-        *v += bonus - *v * bonus.abs() / HISTORY_MAX;
-        *v = (*v).clamp(-HISTORY_MAX, HISTORY_MAX);
+    /// A capture caused a cutoff: reward it and punish the captures tried before it.
+    pub fn update_capture_cutoff(&mut self, color: Color, depth: i32, best: Move, tried: &[Move]) {
+        let b = bonus(depth);
+        self.update_capture(color, best, b);
+        for &m in tried {
+            if m != best {
+                self.update_capture(color, m, -b);
+            }
+        }
+    }
+
+    fn update_quiet(&mut self, color: Color, m: Move, bonus: i32, ctx: &Context) {
+        let (from, to) = from_to(m);
+        gravity(&mut self.butterfly[color as usize][from][to], bonus);
+        let pt = PieceTo::of(color, m);
+        if let Some(p) = ctx.previous {
+            gravity(&mut self.continuation[p.index()][pt.piece][pt.to], bonus);
+        }
+        if let Some(p) = ctx.previous2 {
+            gravity(&mut self.continuation[p.index()][pt.piece][pt.to], bonus);
+        }
+    }
+
+    fn update_capture(&mut self, color: Color, m: Move, bonus: i32) {
+        let pt = PieceTo::of(color, m);
+        gravity(&mut self.capture[pt.piece][pt.to][victim(m)], bonus);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{Role, Square};
+
+    fn quiet(from: Square, to: Square) -> Move {
+        Move::Normal {
+            role: Role::Knight,
+            from,
+            capture: None,
+            to,
+            promotion: None,
+        }
+    }
+
+    #[test]
+    fn tables_start_empty_and_stay_bounded() {
+        let mut h = History::default();
+        let m = quiet(Square::G1, Square::F3);
+        let ctx = Context::default();
+        assert_eq!(h.quiet_score(Color::White, m, &ctx), 0);
+        for _ in 0..10_000 {
+            h.update_quiet_cutoff(Color::White, 3, 20, m, &[], &ctx);
+        }
+        let s = h.quiet_score(Color::White, m, &ctx);
+        assert!(s > 0 && s <= HISTORY_MAX, "{s}");
+        assert_eq!(h.killers(3)[0], Some(m));
+    }
+
+    #[test]
+    fn continuation_and_counter_use_previous_move() {
+        let mut h = History::default();
+        let prev = quiet(Square::B8, Square::C6);
+        let ctx = Context {
+            previous: Some(PieceTo::of(Color::Black, prev)),
+            previous2: None,
+        };
+        let m = quiet(Square::G1, Square::F3);
+        h.update_quiet_cutoff(Color::White, 0, 8, m, &[], &ctx);
+        assert_eq!(h.counter_move(&ctx), Some(m));
+        assert!(
+            h.quiet_score(Color::White, m, &ctx)
+                > h.quiet_score(Color::White, m, &Context::default())
+        );
     }
 }

@@ -35,6 +35,12 @@ pub struct SearchConfig {
     /// SEE: losing captures ordered last, and skipped in quiescence.
     pub see: bool,
     pub mate_distance_pruning: bool,
+    /// Razoring, late move pruning, futility, SEE pruning in the main search, delta
+    /// pruning in quiescence.
+    pub shallow_pruning: bool,
+    /// Staged move picker with counter-move, continuation and capture history; off, every
+    /// node orders its full move list like the root does.
+    pub staged_move_ordering: bool,
 }
 
 impl Default for SearchConfig {
@@ -45,11 +51,13 @@ impl Default for SearchConfig {
             aspiration: true,
             qsearch: true,
             check_extension: true,
-            null_move: false,
-            reverse_futility: false,
-            late_move_reductions: false,
-            see: false,
-            mate_distance_pruning: false,
+            null_move: true,
+            reverse_futility: true,
+            late_move_reductions: true,
+            see: true,
+            mate_distance_pruning: true,
+            shallow_pruning: true,
+            staged_move_ordering: true,
         }
     }
 }
@@ -64,6 +72,7 @@ impl SearchConfig {
             reverse_futility: false,
             late_move_reductions: false,
             see: false,
+            shallow_pruning: false,
             ..SearchConfig::default()
         }
     }
@@ -83,6 +92,8 @@ impl SearchConfig {
             late_move_reductions: false,
             see: false,
             mate_distance_pruning: false,
+            shallow_pruning: false,
+            staged_move_ordering: false,
         }
     }
 }
@@ -157,6 +168,8 @@ pub struct Searcher {
     in_first_iteration: bool,
     pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
     pv_len: [usize; MAX_PLY + 1],
+    /// Static eval per ply of the current line (-INFINITY when in check).
+    eval_stack: [i32; MAX_PLY + 1],
     root_moves: Vec<Move>,
 }
 
@@ -176,6 +189,7 @@ impl Searcher {
             in_first_iteration: true,
             pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
             pv_len: [0; MAX_PLY + 1],
+            eval_stack: [0; MAX_PLY + 1],
             root_moves: Vec::new(),
         }
     }

@@ -2,11 +2,13 @@
 
 use shakmaty::{Move, Position as _};
 
+use super::history::{Context, PieceTo};
 use super::params::*;
 use super::{qsearch, score_from_tt, score_to_tt, Searcher};
 use crate::eval::evaluate;
-use crate::movepick::MovePicker;
+use crate::movepick::{MovePicker, StagedPicker};
 use crate::position::Position;
+use crate::see::see_at_least;
 use crate::tt::{Bound, PackedMove, TtEntry};
 
 /// Searches `pos` to `depth` plies and returns its fail-soft value within (alpha, beta).
@@ -101,6 +103,29 @@ pub fn negamax(
         tt_eval.unwrap_or_else(|| evaluate(pos.board()))
     };
 
+    // "Improving": our static eval rose since our previous move, so pruning can be bolder
+    // about quiet moves being useless only when it did not.
+    s.eval_stack[ply] = static_eval;
+    let improving = !in_check && ply >= 2 && static_eval > s.eval_stack[ply - 2];
+
+    // Step 5a. Razoring: far below alpha near the horizon, only captures can help; if
+    // quiescence confirms we stay below alpha, trust it.
+    if s.config.shallow_pruning
+        && !is_pv_node
+        && !in_check
+        && !is_root
+        && depth <= RAZOR_MAX_DEPTH
+        && static_eval + RAZOR_MARGIN_PER_DEPTH * depth < alpha
+    {
+        let score = qsearch::qsearch(s, pos, ply, alpha - 1, alpha);
+        if s.stopped {
+            return 0;
+        }
+        if score < alpha {
+            return score;
+        }
+    }
+
     // Step 5. Reverse futility pruning: far enough above beta at shallow depth, the side to
     // move is very unlikely to fall below it whatever the opponent does in the few plies left.
     if s.config.reverse_futility
@@ -153,25 +178,31 @@ pub fn negamax(
         }
     }
 
-    // Step 7. Moves. No legal move is mate or stalemate.
-    let moves = if is_root {
-        s.root_moves.iter().copied().collect()
-    } else {
-        pos.legal_moves()
-    };
-    if moves.is_empty() {
-        return if in_check { -MATE + ply as i32 } else { DRAW };
-    }
+    // Step 7. Moves, in stages (the root orders its own list, which `searchmoves` may
+    // restrict).
     let turn = pos.turn();
     let killers = s.history.killers(ply);
-    let mut picker = MovePicker::new(
-        pos.board(),
-        moves,
-        tt_move,
-        killers,
-        &s.history,
-        s.config.see,
-    );
+    let ctx = Context {
+        previous: pos.recent_move(1).map(|m| PieceTo::of(!turn, m)),
+        previous2: pos.recent_move(2).map(|m| PieceTo::of(turn, m)),
+    };
+    let mut list_picker = (is_root || !s.config.staged_move_ordering).then(|| {
+        let moves = if is_root {
+            s.root_moves.iter().copied().collect()
+        } else {
+            pos.legal_moves()
+        };
+        MovePicker::new(
+            pos.board(),
+            moves,
+            tt_move,
+            killers,
+            &s.history,
+            s.config.see,
+        )
+    });
+    let counter = s.history.counter_move(&ctx);
+    let mut picker = StagedPicker::new(pos.board(), tt_move, killers, counter, s.config.see);
 
     // Step 8. Principal variation search: the first move with the full window, the rest
     // with a null window that only proves them worse, re-searched when one is not. Late
@@ -181,17 +212,72 @@ pub fn negamax(
     let mut best_score = -INFINITY;
     let mut best_move: Option<Move> = None;
     let mut quiets_tried: Vec<Move> = Vec::with_capacity(32);
+    let mut captures_tried: Vec<Move> = Vec::with_capacity(16);
     let mut move_count = 0;
-    while let Some(m) = picker.next_move() {
-        move_count += 1;
-        pos.make_move(m);
+    let mut skip_quiets = false;
+    loop {
+        let next = match list_picker.as_mut() {
+            Some(p) => p.next_move(),
+            None => picker.next_move(pos.board(), &s.history, &ctx),
+        };
+        let Some(m) = next else {
+            break;
+        };
         let is_quiet = !m.is_capture() && m.promotion().is_none();
+        if is_quiet && skip_quiets {
+            continue;
+        }
+        move_count += 1;
+
+        // Step 8a. Shallow-depth pruning, once some move has been searched and no mate is
+        // at stake: late quiet moves (late move pruning), quiets that cannot lift the eval
+        // to alpha (futility), and moves that lose material by exchange (SEE).
+        let prune = s.config.shallow_pruning && !is_root && best_score > -MATE_BOUND;
+        if prune
+            && is_quiet
+            && !in_check
+            && !killers.contains(&Some(m))
+            && depth <= LMP_MAX_DEPTH
+            && move_count > late_move_limit(depth, improving)
+        {
+            skip_quiets = true;
+            picker.skip_quiets();
+            continue;
+        }
+        if prune && depth <= SEE_PRUNE_MAX_DEPTH {
+            let threshold = if is_quiet {
+                SEE_PRUNE_QUIET_PER_DEPTH * depth
+            } else {
+                SEE_PRUNE_CAPTURE_PER_DEPTH * depth * depth
+            };
+            if !see_at_least(pos.board(), m, threshold) {
+                continue;
+            }
+        }
+
+        pos.make_move(m);
+        let gives_check = pos.in_check();
+        if prune
+            && is_quiet
+            && !in_check
+            && !gives_check
+            && depth <= FUTILITY_MAX_DEPTH
+            && static_eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
+        {
+            pos.unmake_move();
+            continue;
+        }
         let mut score;
         if move_count == 1 {
             score = -negamax(s, pos, depth - 1, ply + 1, -beta, -alpha);
         } else {
             let reduction = if s.config.late_move_reductions && is_quiet && !in_check {
-                late_move_reduction(depth, move_count, is_pv_node, pos.in_check())
+                let history = s.history.quiet_score(turn, m, &ctx);
+                let is_refutation = killers.contains(&Some(m)) || counter == Some(m);
+                (late_move_reduction(depth, move_count, is_pv_node, gives_check)
+                    - history / LMR_HISTORY_DIVISOR
+                    - i32::from(is_refutation))
+                .clamp(0, (depth - 2).max(0))
             } else {
                 0
             };
@@ -220,7 +306,11 @@ pub fn negamax(
                         s.stats.first_move_cutoffs += 1;
                     }
                     if is_quiet {
-                        s.history.update_quiets(turn, ply, depth, m, &quiets_tried);
+                        s.history
+                            .update_quiet_cutoff(turn, ply, depth, m, &quiets_tried, &ctx);
+                    } else {
+                        s.history
+                            .update_capture_cutoff(turn, depth, m, &captures_tried);
                     }
                     break;
                 }
@@ -228,7 +318,13 @@ pub fn negamax(
         }
         if is_quiet {
             quiets_tried.push(m);
+        } else if m.is_capture() {
+            captures_tried.push(m);
         }
+    }
+    if move_count == 0 {
+        // No legal move: checkmate or stalemate.
+        return if in_check { -MATE + ply as i32 } else { DRAW };
     }
 
     // Step 9. Remember the result with the kind of bound it is.
@@ -301,4 +397,15 @@ fn negamax_no_null(s: &mut Searcher, pos: &mut Position, depth: i32, ply: usize,
     let score = negamax(s, pos, depth, ply, beta - 1, beta);
     s.config.null_move = saved;
     score
+}
+
+/// Late move pruning: how many moves a shallow node searches before dropping the remaining
+/// quiet moves; fewer when the position is not improving.
+fn late_move_limit(depth: i32, improving: bool) -> usize {
+    let limit = (LMP_BASE + depth * depth) as usize;
+    if improving {
+        limit
+    } else {
+        limit / 2
+    }
 }

@@ -59,6 +59,8 @@ pub const LMR_MIN_MOVES: usize = 2;
 pub const LMR_MIN_MOVES_PV: usize = 4;
 pub const LMR_BASE: f64 = 0.75;
 pub const LMR_DIVISOR: f64 = 2.25;
+/// Quiet moves with good history are reduced less: one ply less per this much history.
+pub const LMR_HISTORY_DIVISOR: i32 = 8192;
 
 /// `LMR_TABLE[depth][move number]`, both capped at 63.
 pub static LMR_TABLE: std::sync::LazyLock<[[i32; 64]; 64]> = std::sync::LazyLock::new(|| {
@@ -71,3 +73,27 @@ pub static LMR_TABLE: std::sync::LazyLock<[[i32; 64]; 64]> = std::sync::LazyLock
     }
     table
 });
+
+/// Razoring: at depth <= this, an eval this far (cp per ply) below alpha drops to qsearch.
+pub const RAZOR_MAX_DEPTH: i32 = 2;
+pub const RAZOR_MARGIN_PER_DEPTH: i32 = 300;
+
+/// Late move pruning: quiets beyond (LMP_BASE + depth^2) moves (half when not improving) are
+/// skipped at depth <= LMP_MAX_DEPTH.
+pub const LMP_MAX_DEPTH: i32 = 6;
+pub const LMP_BASE: i32 = 3;
+
+/// Futility pruning of quiet moves: eval + base + per-depth margin still <= alpha.
+pub const FUTILITY_MAX_DEPTH: i32 = 6;
+pub const FUTILITY_BASE: i32 = 100;
+pub const FUTILITY_PER_DEPTH: i32 = 100;
+
+/// SEE pruning at depth <= SEE_PRUNE_MAX_DEPTH: quiets must not lose more than
+/// -QUIET_PER_DEPTH * depth, captures more than -CAPTURE_PER_DEPTH * depth^2 (cp).
+pub const SEE_PRUNE_MAX_DEPTH: i32 = 8;
+pub const SEE_PRUNE_QUIET_PER_DEPTH: i32 = -60;
+pub const SEE_PRUNE_CAPTURE_PER_DEPTH: i32 = -25;
+
+/// Delta pruning in quiescence: a capture whose victim plus this margin cannot lift the
+/// stand-pat score to alpha is skipped.
+pub const DELTA_MARGIN: i32 = 200;

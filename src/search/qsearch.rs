@@ -9,7 +9,7 @@ use super::Searcher;
 use crate::eval::evaluate;
 use crate::movepick::MovePicker;
 use crate::position::Position;
-use crate::see::see_at_least;
+use crate::see::{see_at_least, SEE_VALUE};
 
 pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32, beta: i32) -> i32 {
     s.nodes += 1;
@@ -55,6 +55,14 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         if !in_check && s.config.see && !see_at_least(pos.board(), m, 0) {
             continue;
         }
+        // Delta pruning: even winning the victim for free would leave us below alpha.
+        if !in_check
+            && s.config.shallow_pruning
+            && m.promotion().is_none()
+            && best_score + capture_value(m) + DELTA_MARGIN <= alpha
+        {
+            continue;
+        }
         pos.make_move(m);
         let score = -qsearch(s, pos, ply + 1, -beta, -alpha);
         pos.unmake_move();
@@ -85,4 +93,11 @@ fn tactical_moves(pos: &Position) -> MoveList {
         }
     }
     moves
+}
+
+fn capture_value(m: shakmaty::Move) -> i32 {
+    match m {
+        shakmaty::Move::EnPassant { .. } => SEE_VALUE[Role::Pawn as usize],
+        _ => m.capture().map_or(0, |r| SEE_VALUE[r as usize]),
+    }
 }
