@@ -1,1 +1,216 @@
-fn main() {}
+//! Criterion benchmarks for the engine's hot paths: perft (against shakmaty's own, to price
+//! our make-move and key upkeep), move generation with make/unmake, evaluation, the
+//! transposition table and a fixed-depth search.
+//!
+//! `cargo bench --bench engine` runs all of them in a few minutes; add a filter such as
+//! `-- perft` to run one group.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use basalt::bench::BENCH_FENS;
+use basalt::position::Position;
+use basalt::search::{Control, Limits, Searcher};
+use basalt::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use shakmaty::Chess;
+
+/// (name, FEN, depth): the start position, Kiwipete (castling, pins, en passant), CPW
+/// position 3 (an endgame rich in en passant and checks) and CPW position 4 (promotions).
+const PERFT_POSITIONS: [(&str, &str, u32); 4] = [
+    (
+        "startpos",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        4,
+    ),
+    (
+        "kiwipete",
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        4,
+    ),
+    ("cpw3", "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1", 5),
+    (
+        "cpw4",
+        "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        4,
+    ),
+];
+
+/// Opening, Kiwipete, a quiet middlegame and a rook endgame from the bench set.
+const SEARCH_FENS: [&str; 4] = [BENCH_FENS[0], BENCH_FENS[1], BENCH_FENS[15], BENCH_FENS[44]];
+const SEARCH_DEPTH: i32 = 4;
+
+fn position(fen: &str) -> Position {
+    Position::from_fen(fen, false).expect("benchmark FENs are valid")
+}
+
+fn bench_positions() -> Vec<Position> {
+    BENCH_FENS.iter().map(|fen| position(fen)).collect()
+}
+
+fn perft(c: &mut Criterion) {
+    let mut group = c.benchmark_group("perft");
+    for (name, fen, depth) in PERFT_POSITIONS {
+        let mut pos = position(fen);
+        let board: Chess = pos.board().clone();
+        let nodes = shakmaty::perft(&board, depth);
+        group.throughput(Throughput::Elements(nodes));
+        group.bench_function(BenchmarkId::new("basalt", name), |b| {
+            b.iter(|| basalt::perft::perft(black_box(&mut pos), depth))
+        });
+        group.bench_function(BenchmarkId::new("shakmaty", name), |b| {
+            b.iter(|| shakmaty::perft(black_box(&board), depth))
+        });
+    }
+    group.finish();
+}
+
+fn movegen_and_make(c: &mut Criterion) {
+    let mut positions = bench_positions();
+    let moves: u64 = positions.iter().map(|p| p.legal_moves().len() as u64).sum();
+    let mut group = c.benchmark_group("movegen");
+    group.throughput(Throughput::Elements(moves));
+    group.bench_function("legal_moves", |b| {
+        b.iter(|| {
+            positions
+                .iter()
+                .map(|p| black_box(p).legal_moves().len())
+                .sum::<usize>()
+        })
+    });
+    group.bench_function("legal_moves+make+unmake", |b| {
+        b.iter(|| {
+            let mut keys = 0u64;
+            for pos in positions.iter_mut() {
+                for m in pos.legal_moves() {
+                    pos.make_move(m);
+                    keys ^= pos.key();
+                    pos.unmake_move();
+                }
+            }
+            keys
+        })
+    });
+    group.finish();
+}
+
+fn evaluation(c: &mut Criterion) {
+    let boards: Vec<Chess> = bench_positions()
+        .iter()
+        .map(|p| p.board().clone())
+        .collect();
+    let mut group = c.benchmark_group("eval");
+    group.throughput(Throughput::Elements(boards.len() as u64));
+    group.bench_function("evaluate_bench_fens", |b| {
+        b.iter(|| {
+            boards
+                .iter()
+                .map(|board| basalt::eval::evaluate(black_box(board)))
+                .sum::<i32>()
+        })
+    });
+    group.finish();
+}
+
+/// A fixed, well-spread key sequence (SplitMix64) so runs are comparable.
+fn keys(n: usize, seed: u64) -> Vec<u64> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+fn transposition_table(c: &mut Criterion) {
+    const N: usize = 4096;
+    // 16 MB, the default size: bigger than the caches, as in a real search.
+    let tt = TranspositionTable::new(16);
+    let stored = keys(N, 1);
+    let absent = keys(N, 2);
+    let entry = TtEntry {
+        mv: PackedMove(0x8123),
+        score: 35,
+        eval: 20,
+        depth: 7,
+        bound: Bound::Lower,
+    };
+    for &key in &stored {
+        tt.store(key, entry);
+    }
+    let mut group = c.benchmark_group("tt");
+    group.throughput(Throughput::Elements(N as u64));
+    group.bench_function("probe_hit", |b| {
+        b.iter(|| {
+            stored
+                .iter()
+                .filter(|&&k| tt.probe(black_box(k)).is_some())
+                .count()
+        })
+    });
+    group.bench_function("probe_miss", |b| {
+        b.iter(|| {
+            absent
+                .iter()
+                .filter(|&&k| tt.probe(black_box(k)).is_some())
+                .count()
+        })
+    });
+    group.bench_function("store", |b| {
+        b.iter(|| {
+            for &key in &stored {
+                tt.store(black_box(key), entry);
+            }
+        })
+    });
+    group.finish();
+}
+
+fn search(c: &mut Criterion) {
+    let limits = Limits {
+        depth: Some(SEARCH_DEPTH),
+        ..Limits::default()
+    };
+    // A fresh table and searcher per run, as `basalt bench` does, so each run searches the
+    // same tree; they are built outside the timed part.
+    let fresh = |fen: &str| {
+        let tt = Arc::new(TranspositionTable::new(1));
+        (
+            Searcher::new(tt, Arc::new(Control::default())),
+            position(fen),
+        )
+    };
+    let mut group = c.benchmark_group("search");
+    for (i, fen) in SEARCH_FENS.iter().enumerate() {
+        let (mut searcher, mut pos) = fresh(fen);
+        let nodes = searcher.search(&mut pos, limits.clone(), &mut |_| {}).nodes;
+        group.throughput(Throughput::Elements(nodes));
+        group.bench_function(BenchmarkId::new("depth4", i), |b| {
+            b.iter_batched(
+                || fresh(fen),
+                |(mut searcher, mut pos)| {
+                    let result = searcher.search(&mut pos, limits.clone(), &mut |_| {});
+                    // Returned so the table is freed outside the timed part.
+                    (searcher, result)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    targets = perft, movegen_and_make, evaluation, transposition_table, search
+}
+criterion_main!(benches);

@@ -6,8 +6,11 @@
 
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
-use shakmaty::zobrist::Zobrist64;
-use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Move, MoveList, Position as _};
+use shakmaty::zobrist::{Zobrist64, ZobristValue};
+use shakmaty::{
+    CastlingMode, CastlingSide, Chess, Color, EnPassantMode, File, Move, MoveList, Piece,
+    Position as _, Role, Square,
+};
 
 /// One ply of history: the board, its key and the move that led to it.
 #[derive(Clone)]
@@ -19,6 +22,8 @@ struct Ply {
     /// Plies since the last null move: a repetition never reaches across a null move,
     /// since the positions before it were not really reached by alternating moves.
     plies_since_null: usize,
+    /// The en passant part of `key` (0 when there is no legal en passant capture).
+    ep_key: u64,
 }
 
 #[derive(Clone)]
@@ -49,6 +54,91 @@ pub fn key_from_scratch(board: &Chess) -> u64 {
     board.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
 }
 
+#[inline]
+fn z(v: Zobrist64) -> u64 {
+    v.0
+}
+
+#[inline]
+fn piece_key(square: Square, color: Color, role: Role) -> u64 {
+    z(Zobrist64::zobrist_for_piece(square, Piece { color, role }))
+}
+
+/// The en passant part of the key: only a capture that is really legal counts, as in
+/// shakmaty's `EnPassantMode::Legal`, so transpositions with a useless double push match.
+#[inline]
+fn ep_key(board: &Chess) -> u64 {
+    board
+        .ep_square(EnPassantMode::Legal)
+        .map_or(0, |sq| z(Zobrist64::zobrist_for_en_passant_file(sq.file())))
+}
+
+fn castling_key(board: &Chess) -> u64 {
+    let castles = board.castles();
+    let mut key = 0;
+    for color in Color::ALL {
+        for side in CastlingSide::ALL {
+            if castles.has(color, side) {
+                key ^= z(Zobrist64::zobrist_for_castling_right(color, side));
+            }
+        }
+    }
+    key
+}
+
+/// The key of `after` (the result of playing `m` on `before`, whose key is `key` with en
+/// passant part `before_ep`), from the squares the move changes, and its en passant part.
+/// Equal to `key_from_scratch(after)`; the perft key walk test checks that at every node.
+#[inline]
+fn updated_key(before: &Chess, after: &Chess, mut key: u64, before_ep: u64, m: Move) -> (u64, u64) {
+    let us = before.turn();
+    key ^= z(Zobrist64::zobrist_for_white_turn());
+    match m {
+        Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } => {
+            key ^= piece_key(from, us, role);
+            key ^= piece_key(to, us, promotion.unwrap_or(role));
+            if let Some(captured) = capture {
+                key ^= piece_key(to, !us, captured);
+            }
+        }
+        Move::EnPassant { from, to } => {
+            key ^= piece_key(from, us, Role::Pawn);
+            key ^= piece_key(to, us, Role::Pawn);
+            key ^= piece_key(Square::from_coords(to.file(), from.rank()), !us, Role::Pawn);
+        }
+        Move::Castle { king, rook } => {
+            let rank = king.rank();
+            let (king_file, rook_file) = if king.file() < rook.file() {
+                (File::G, File::F)
+            } else {
+                (File::C, File::D)
+            };
+            key ^= piece_key(king, us, Role::King);
+            key ^= piece_key(rook, us, Role::Rook);
+            key ^= piece_key(Square::from_coords(king_file, rank), us, Role::King);
+            key ^= piece_key(Square::from_coords(rook_file, rank), us, Role::Rook);
+        }
+        Move::Put { .. } => return (key_from_scratch(after), ep_key(after)),
+    }
+    // Castling rights only change when a king or rook moves or a rook is captured.
+    if before.castles().castling_rights() != after.castles().castling_rights() {
+        key ^= castling_key(before) ^ castling_key(after);
+    }
+    // An en passant square exists only right after a double push, and lasts one ply.
+    let after_ep = if after.maybe_ep_square().is_some() {
+        ep_key(after)
+    } else {
+        0
+    };
+    (key ^ before_ep ^ after_ep, after_ep)
+}
+
 impl Default for Position {
     fn default() -> Self {
         Position::from_board(Chess::default(), CastlingMode::Standard)
@@ -58,12 +148,14 @@ impl Default for Position {
 impl Position {
     pub fn from_board(board: Chess, castling_mode: CastlingMode) -> Position {
         let key = key_from_scratch(&board);
+        let ep_key = ep_key(&board);
         let mut plies = Vec::with_capacity(512);
         plies.push(Ply {
             board,
             key,
             last_move: None,
             plies_since_null: usize::MAX / 2,
+            ep_key,
         });
         Position {
             plies,
@@ -185,28 +277,20 @@ impl Position {
         self.plies.len()
     }
 
-    /// Plays a legal move, keeping the Zobrist key incrementally where shakmaty can.
+    /// Plays a legal move, updating the Zobrist key incrementally.
     #[inline]
     pub fn make_move(&mut self, m: Move) {
-        let current = self.plies.last().expect("position always has a ply");
-        let key = current.board.update_zobrist_hash::<Zobrist64>(
-            Zobrist64(current.key),
-            m,
-            EnPassantMode::Legal,
-        );
-        let mut board = current.board.clone();
-        board.play_unchecked(m);
-        let key = match key {
-            Some(k) => k.0,
-            None => key_from_scratch(&board),
-        };
-        let plies_since_null = current.plies_since_null + 1;
-        self.plies.push(Ply {
-            board,
-            key,
-            last_move: Some(m),
-            plies_since_null,
-        });
+        // Copy the ply in place and play on the copy: the board is written once.
+        let n = self.plies.len();
+        self.plies.push(self.plies[n - 1].clone());
+        let (older, newest) = self.plies.split_at_mut(n);
+        let (before, after) = (&older[n - 1], &mut newest[0]);
+        after.board.play_unchecked(m);
+        let (key, ep_key) = updated_key(&before.board, &after.board, before.key, before.ep_key, m);
+        after.key = key;
+        after.ep_key = ep_key;
+        after.last_move = Some(m);
+        after.plies_since_null = before.plies_since_null + 1;
     }
 
     /// Passes the turn. Only valid when the side to move is not in check.
@@ -216,11 +300,13 @@ impl Position {
             return false;
         };
         let key = key_from_scratch(&board);
+        let ep_key = ep_key(&board);
         self.plies.push(Ply {
             board,
             key,
             last_move: None,
             plies_since_null: 0,
+            ep_key,
         });
         true
     }
