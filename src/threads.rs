@@ -90,6 +90,10 @@ impl SearchThread {
         self.control.stop.store(true, Ordering::Relaxed);
     }
 
+    pub fn stop_requested(&self) -> bool {
+        self.control.stop.load(Ordering::Relaxed)
+    }
+
     pub fn ponderhit(&self) {
         self.control.pondering.store(false, Ordering::Relaxed);
     }
@@ -137,9 +141,7 @@ impl Worker {
                     if debug {
                         (self.output)(&format!("info string {}", self.searcher.stats.summary()));
                     }
-                    // Idle before `bestmove` goes out: a GUI answers it with the next `go`
-                    // at once, and that `go` must not find the search still marked busy.
-                    self.busy.store(false, Ordering::Release);
+                    self.idle();
                     (self.output)(&format::bestmove(position.castling_mode(), &result));
                     continue;
                 }
@@ -169,6 +171,14 @@ impl Worker {
         self.busy.store(false, Ordering::Release);
     }
 
+    /// Marks the job finished. Called before a job's last line goes out: a client answers
+    /// that line (`bestmove`, `Nodes searched`) with its next `go` at once, and that `go`
+    /// must not find the worker still marked busy. Jobs are queued, so a new one cannot
+    /// start before this one has printed its last line.
+    fn idle(&self) {
+        self.busy.store(false, Ordering::Release);
+    }
+
     fn search(&mut self, position: &mut Position, limits: Limits, infinite: bool) -> SearchResult {
         let output = self.output.clone();
         let mode = position.castling_mode();
@@ -191,6 +201,7 @@ impl Worker {
         let mut total = 0;
         for m in position.legal_moves() {
             if self.control.stop.load(Ordering::Relaxed) {
+                self.idle();
                 (self.output)("info string perft stopped");
                 return;
             }
@@ -202,6 +213,7 @@ impl Worker {
                 match perft_stoppable(position, depth - 1, &self.control.stop) {
                     Some(n) => n,
                     None => {
+                        self.idle();
                         (self.output)("info string perft stopped");
                         return;
                     }
@@ -211,6 +223,7 @@ impl Worker {
             total += n;
             (self.output)(&format!("{uci}: {n}"));
         }
+        self.idle();
         (self.output)("");
         (self.output)(&format!("Nodes searched: {total}"));
     }

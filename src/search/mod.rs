@@ -160,7 +160,10 @@ pub struct Searcher {
     history: History,
     control: Arc<Control>,
     limits: Limits,
+    /// When the search started (for `info time` and nps).
     start: Instant,
+    /// When the clock started for this move: the start, or `ponderhit` when pondering.
+    clock_start: Instant,
     nodes: u64,
     seldepth: usize,
     stopped: bool,
@@ -183,6 +186,7 @@ impl Searcher {
             control,
             limits: Limits::default(),
             start: Instant::now(),
+            clock_start: Instant::now(),
             nodes: 0,
             seldepth: 0,
             stopped: false,
@@ -212,6 +216,7 @@ impl Searcher {
         report: &mut dyn FnMut(&Iteration),
     ) -> SearchResult {
         self.start = Instant::now();
+        self.clock_start = self.start;
         self.nodes = 0;
         self.stats = Stats::default();
         self.stopped = false;
@@ -233,7 +238,9 @@ impl Searcher {
             ..SearchResult::default()
         };
         if self.root_moves.is_empty() {
+            // Mate or stalemate: one info line with the score, so a GUI can show it.
             result.score = if pos.in_check() { -MATE } else { DRAW };
+            report(&self.iteration(0, result.score, Bound::Exact, Vec::new()));
             return result;
         }
 
@@ -355,8 +362,8 @@ impl Searcher {
         if self.control.pondering.load(Ordering::Relaxed) {
             return false;
         }
-        let elapsed = self.elapsed();
-        let this_iteration = elapsed.saturating_sub(iteration_start);
+        let elapsed = self.clock_start.elapsed();
+        let this_iteration = self.elapsed().saturating_sub(iteration_start);
         // The next iteration usually costs a few times everything so far: past this share of
         // the soft limit it would most likely overrun it, or be cut off by the hard limit.
         let predicted = elapsed + this_iteration * 2;
@@ -408,12 +415,12 @@ impl Searcher {
         if self.stopped {
             return true;
         }
+        if self.in_first_iteration {
+            return false;
+        }
         if self.control.stop.load(Ordering::Relaxed) {
             self.stopped = true;
             return true;
-        }
-        if self.in_first_iteration {
-            return false;
         }
         if let Some(max_nodes) = self.limits.nodes {
             if self.nodes >= max_nodes {
@@ -425,8 +432,8 @@ impl Searcher {
             if let Some(time) = self.limits.time {
                 if self.control.pondering.load(Ordering::Relaxed) {
                     // The clock starts at ponderhit: restart it for as long as we ponder.
-                    self.start = Instant::now();
-                } else if self.start.elapsed() >= time.hard {
+                    self.clock_start = Instant::now();
+                } else if self.clock_start.elapsed() >= time.hard {
                     self.stopped = true;
                     return true;
                 }

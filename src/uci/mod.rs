@@ -235,6 +235,12 @@ impl Engine {
     }
 
     fn go(&mut self, go: GoCommand) {
+        if self.worker.is_busy() && self.worker.stop_requested() {
+            // `stop` was sent and the search is unwinding: its `bestmove` is milliseconds
+            // away, so wait for it rather than lose this `go` (GUIs send stop + go after a
+            // missed ponder).
+            self.worker.wait();
+        }
         if self.worker.is_busy() {
             self.info_string("a search is already running; go ignored (send stop first)");
             return;

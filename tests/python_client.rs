@@ -1,0 +1,84 @@
+//! Basalt driven by python-chess, the UCI client lichess-bot is built on: a pondering game of
+//! the engine against itself at 2 s + 0.02 s, a short Chess960 game and one `analyse`
+//! (`tests/python/selfplay.py` does the work and explains the checks).
+//!
+//! Without python-chess the test is skipped with a message, except under CI (the `CI`
+//! environment variable is set), where the CI script installs it and a skip would hide a
+//! broken setup.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_basalt");
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/selfplay.py");
+
+/// The script ends in well under a minute; this only catches a hang the script's own
+/// watchdog missed.
+const DEADLINE: Duration = Duration::from_secs(150);
+
+fn python_chess_available() -> bool {
+    Command::new("python3")
+        .args(["-c", "import chess, chess.engine"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// Reads a child's pipe to the end on its own thread, so a full pipe never blocks the child.
+fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+#[test]
+fn python_chess_selfplay() {
+    if !python_chess_available() {
+        if std::env::var_os("CI").is_some() {
+            panic!("python-chess not installed (pip install chess); CI is set, so it is required");
+        }
+        let message = "SKIPPED: python-chess not installed (pip install chess)";
+        println!("{message}");
+        eprintln!("{message}");
+        return;
+    }
+
+    let start = Instant::now();
+    let mut child = Command::new("python3")
+        .arg(SCRIPT)
+        .arg(BINARY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start python3");
+    let stdout = drain(child.stdout.take().expect("stdout is piped"));
+    let stderr = drain(child.stderr.take().expect("stderr is piped"));
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("cannot wait for python3") {
+            break Some(status);
+        }
+        if start.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    print!("{stdout}");
+    eprint!("{stderr}");
+    println!("python-chess selfplay took {:.1?}", start.elapsed());
+    match status {
+        None => panic!("selfplay.py did not finish within {DEADLINE:?}"),
+        Some(status) => assert!(status.success(), "selfplay.py failed ({status})"),
+    }
+}
