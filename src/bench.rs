@@ -9,7 +9,7 @@ use crate::position::Position;
 use crate::search::{Control, Limits, Searcher, Stats};
 use crate::tt::TranspositionTable;
 
-pub const DEFAULT_BENCH_DEPTH: i32 = 6;
+pub const DEFAULT_BENCH_DEPTH: i32 = 12;
 const BENCH_HASH_MB: usize = 16;
 
 /// Openings (from the 8-move book), middlegame tactics (WAC, Bratko-Kopec), endgames.

@@ -35,8 +35,8 @@ pub struct SearchConfig {
     /// SEE: losing captures ordered last, and skipped in quiescence.
     pub see: bool,
     pub mate_distance_pruning: bool,
-    /// Razoring, late move pruning, futility, SEE pruning in the main search, delta
-    /// pruning in quiescence.
+    /// Late move pruning, futility, SEE pruning in the main search, delta pruning in
+    /// quiescence.
     pub shallow_pruning: bool,
     /// Staged move picker with counter-move, continuation and capture history; off, every
     /// node orders its full move list like the root does.

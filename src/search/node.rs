@@ -108,24 +108,6 @@ pub fn negamax(
     s.eval_stack[ply] = static_eval;
     let improving = !in_check && ply >= 2 && static_eval > s.eval_stack[ply - 2];
 
-    // Step 5a. Razoring: far below alpha near the horizon, only captures can help; if
-    // quiescence confirms we stay below alpha, trust it.
-    if s.config.shallow_pruning
-        && !is_pv_node
-        && !in_check
-        && !is_root
-        && depth <= RAZOR_MAX_DEPTH
-        && static_eval + RAZOR_MARGIN_PER_DEPTH * depth < alpha
-    {
-        let score = qsearch::qsearch(s, pos, ply, alpha - 1, alpha);
-        if s.stopped {
-            return 0;
-        }
-        if score < alpha {
-            return score;
-        }
-    }
-
     // Step 5. Reverse futility pruning: far enough above beta at shallow depth, the side to
     // move is very unlikely to fall below it whatever the opponent does in the few plies left.
     if s.config.reverse_futility

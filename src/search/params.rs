@@ -74,10 +74,6 @@ pub static LMR_TABLE: std::sync::LazyLock<[[i32; 64]; 64]> = std::sync::LazyLock
     table
 });
 
-/// Razoring: at depth <= this, an eval this far (cp per ply) below alpha drops to qsearch.
-pub const RAZOR_MAX_DEPTH: i32 = 2;
-pub const RAZOR_MARGIN_PER_DEPTH: i32 = 300;
-
 /// Late move pruning: quiets beyond (LMP_BASE + depth^2) moves (half when not improving) are
 /// skipped at depth <= LMP_MAX_DEPTH.
 pub const LMP_MAX_DEPTH: i32 = 6;
