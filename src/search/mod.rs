@@ -41,6 +41,10 @@ pub struct SearchConfig {
     /// Staged move picker with counter-move, continuation and capture history; off, every
     /// node orders its full move list like the root does.
     pub staged_move_ordering: bool,
+    /// Not yet SPRT-tested: off by default.
+    pub internal_iterative_reduction: bool,
+    pub singular_extension: bool,
+    pub qsearch_tt: bool,
 }
 
 impl Default for SearchConfig {
@@ -58,6 +62,9 @@ impl Default for SearchConfig {
             mate_distance_pruning: true,
             shallow_pruning: true,
             staged_move_ordering: true,
+            internal_iterative_reduction: false,
+            singular_extension: false,
+            qsearch_tt: false,
         }
     }
 }
@@ -73,6 +80,9 @@ impl SearchConfig {
             late_move_reductions: false,
             see: false,
             shallow_pruning: false,
+            internal_iterative_reduction: false,
+            singular_extension: false,
+            qsearch_tt: false,
             ..SearchConfig::default()
         }
     }
@@ -94,6 +104,9 @@ impl SearchConfig {
             mate_distance_pruning: false,
             shallow_pruning: false,
             staged_move_ordering: false,
+            internal_iterative_reduction: false,
+            singular_extension: false,
+            qsearch_tt: false,
         }
     }
 }
@@ -173,6 +186,8 @@ pub struct Searcher {
     pv_len: [usize; MAX_PLY + 1],
     /// Static eval per ply of the current line (-INFINITY when in check).
     eval_stack: [i32; MAX_PLY + 1],
+    /// The move a singular-extension search leaves out, per ply.
+    excluded: [Option<Move>; MAX_PLY + 1],
     root_moves: Vec<Move>,
 }
 
@@ -194,6 +209,7 @@ impl Searcher {
             pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
             pv_len: [0; MAX_PLY + 1],
             eval_stack: [0; MAX_PLY + 1],
+            excluded: [None; MAX_PLY + 1],
             root_moves: Vec::new(),
         }
     }

@@ -75,15 +75,20 @@ pub fn negamax(
 
     // Step 4. Transposition table: a deep enough bound that settles this node ends it. Not
     // at PV nodes, so the principal variation is always searched and printed in full.
+    // A singular-extension search of this node excludes the TT move: it neither uses nor
+    // stores the table, whose entry belongs to the full node.
+    let excluded = s.excluded[ply];
     let key = pos.key();
     let mut tt_move = PackedMove::NONE;
     let mut tt_eval = None;
-    if s.config.use_tt {
+    let mut tt_entry = None;
+    if s.config.use_tt && excluded.is_none() {
         s.stats.tt_probes += 1;
         if let Some(entry) = s.tt.probe(key) {
             s.stats.tt_hits += 1;
             tt_move = entry.mv;
             tt_eval = Some(i32::from(entry.eval));
+            tt_entry = Some(entry);
             if !is_pv_node && i32::from(entry.depth) >= depth {
                 let score = score_from_tt(entry.score, ply);
                 let cuts = match entry.bound {
@@ -97,6 +102,16 @@ pub fn negamax(
             }
         }
     }
+    // Step 4a. Internal iterative reduction: without a TT move the ordering is poor and
+    // the node likely unimportant, so search it a ply shallower (the next visit has a move).
+    if s.config.internal_iterative_reduction
+        && depth >= IIR_MIN_DEPTH
+        && tt_move.is_none()
+        && excluded.is_none()
+    {
+        depth -= 1;
+    }
+
     let static_eval = if in_check {
         -INFINITY
     } else {
@@ -111,6 +126,7 @@ pub fn negamax(
     // Step 5. Reverse futility pruning: far enough above beta at shallow depth, the side to
     // move is very unlikely to fall below it whatever the opponent does in the few plies left.
     if s.config.reverse_futility
+        && excluded.is_none()
         && !is_pv_node
         && !in_check
         && !is_root
@@ -125,6 +141,7 @@ pub fn negamax(
     // search, a real move almost surely does too. Unsound in zugzwang, hence no null move
     // without pieces, in check, or twice in a row.
     if s.config.null_move
+        && excluded.is_none()
         && !is_pv_node
         && !in_check
         && !is_root
@@ -205,11 +222,53 @@ pub fn negamax(
         let Some(m) = next else {
             break;
         };
+        if Some(m) == excluded {
+            continue;
+        }
         let is_quiet = !m.is_capture() && m.promotion().is_none();
         if is_quiet && skip_quiets {
             continue;
         }
         move_count += 1;
+
+        // Step 8b. Singular extension: if every other move fails well below the TT move's
+        // score in a reduced search, the TT move is the only good one and is searched a ply
+        // deeper. If even the others beat beta, the node is cut (multi-cut).
+        let mut extension = 0;
+        if s.config.singular_extension
+            && !is_root
+            && depth >= SE_MIN_DEPTH
+            && excluded.is_none()
+            && PackedMove::from_move(m) == tt_move
+        {
+            if let Some(entry) = tt_entry.filter(|e| {
+                i32::from(e.depth) >= depth - SE_TT_DEPTH_MARGIN && e.bound != Bound::Upper
+            }) {
+                let tt_score = score_from_tt(entry.score, ply);
+                if tt_score.abs() < MATE_BOUND {
+                    let singular_beta = tt_score - SE_MARGIN_PER_DEPTH * depth;
+                    s.excluded[ply] = Some(m);
+                    let score = negamax(
+                        s,
+                        pos,
+                        (depth - 1) / 2,
+                        ply,
+                        singular_beta - 1,
+                        singular_beta,
+                    );
+                    s.excluded[ply] = None;
+                    if s.stopped {
+                        return 0;
+                    }
+                    if score < singular_beta {
+                        extension = 1;
+                    } else if singular_beta >= beta {
+                        return singular_beta;
+                    }
+                }
+            }
+        }
+        let new_depth = depth - 1 + extension;
 
         // Step 8a. Shallow-depth pruning, once some move has been searched and no mate is
         // at stake: late quiet moves (late move pruning), quiets that cannot lift the eval
@@ -251,7 +310,7 @@ pub fn negamax(
         }
         let mut score;
         if move_count == 1 {
-            score = -negamax(s, pos, depth - 1, ply + 1, -beta, -alpha);
+            score = -negamax(s, pos, new_depth, ply + 1, -beta, -alpha);
         } else {
             let reduction = if s.config.late_move_reductions && is_quiet && !in_check {
                 let history = s.history.quiet_score(turn, m, &ctx);
@@ -263,12 +322,12 @@ pub fn negamax(
             } else {
                 0
             };
-            score = -negamax(s, pos, depth - 1 - reduction, ply + 1, -alpha - 1, -alpha);
+            score = -negamax(s, pos, new_depth - reduction, ply + 1, -alpha - 1, -alpha);
             if score > alpha && reduction > 0 {
-                score = -negamax(s, pos, depth - 1, ply + 1, -alpha - 1, -alpha);
+                score = -negamax(s, pos, new_depth, ply + 1, -alpha - 1, -alpha);
             }
             if score > alpha && score < beta {
-                score = -negamax(s, pos, depth - 1, ply + 1, -beta, -alpha);
+                score = -negamax(s, pos, new_depth, ply + 1, -beta, -alpha);
             }
         }
         pos.unmake_move();
@@ -305,12 +364,16 @@ pub fn negamax(
         }
     }
     if move_count == 0 {
+        if excluded.is_some() {
+            // The excluded TT move was the only legal move: it is singular by definition.
+            return alpha;
+        }
         // No legal move: checkmate or stalemate.
         return if in_check { -MATE + ply as i32 } else { DRAW };
     }
 
     // Step 9. Remember the result with the kind of bound it is.
-    if s.config.use_tt {
+    if s.config.use_tt && excluded.is_none() {
         let bound = if best_score >= beta {
             Bound::Lower
         } else if best_score > original_alpha {

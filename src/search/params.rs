@@ -93,3 +93,14 @@ pub const SEE_PRUNE_CAPTURE_PER_DEPTH: i32 = -25;
 /// Delta pruning in quiescence: a capture whose victim plus this margin cannot lift the
 /// stand-pat score to alpha is skipped.
 pub const DELTA_MARGIN: i32 = 200;
+
+/// Internal iterative reduction: nodes without a TT move are searched one ply shallower
+/// from this depth on.
+pub const IIR_MIN_DEPTH: i32 = 4;
+
+/// Singular extensions: from SE_MIN_DEPTH, when the TT entry is at most SE_TT_DEPTH_MARGIN
+/// plies shallower than the node and not an upper bound, the other moves are searched at
+/// half depth against the TT score minus SE_MARGIN_PER_DEPTH cp per ply.
+pub const SE_MIN_DEPTH: i32 = 8;
+pub const SE_TT_DEPTH_MARGIN: i32 = 3;
+pub const SE_MARGIN_PER_DEPTH: i32 = 2;

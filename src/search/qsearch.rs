@@ -5,11 +5,12 @@
 use shakmaty::{MoveList, Position as _, Role};
 
 use super::params::*;
-use super::Searcher;
+use super::{score_from_tt, score_to_tt, Searcher};
 use crate::eval::evaluate;
 use crate::movepick::MovePicker;
 use crate::position::Position;
 use crate::see::{see_at_least, SEE_VALUE};
+use crate::tt::{Bound, PackedMove, TtEntry};
 
 pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32, beta: i32) -> i32 {
     s.nodes += 1;
@@ -31,6 +32,27 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         };
     }
 
+    // The table: a stored bound that settles the node ends it (outside PV lines); otherwise
+    // its static eval saves an evaluation.
+    let key = pos.key();
+    let is_pv_node = beta - alpha > 1;
+    let original_alpha = alpha;
+    let mut tt_eval = None;
+    if s.config.qsearch_tt {
+        if let Some(entry) = s.tt.probe(key) {
+            let score = score_from_tt(entry.score, ply);
+            let cuts = match entry.bound {
+                Bound::Exact => true,
+                Bound::Lower => score >= beta,
+                Bound::Upper => score <= alpha,
+            };
+            if cuts && !is_pv_node {
+                return score;
+            }
+            tt_eval = Some(i32::from(entry.eval));
+        }
+    }
+
     let mut best_score;
     let moves: MoveList;
     if in_check {
@@ -41,7 +63,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         best_score = -INFINITY;
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
-        best_score = evaluate(pos.board());
+        best_score = tt_eval.unwrap_or_else(|| evaluate(pos.board()));
         if best_score >= beta {
             return best_score;
         }
@@ -49,6 +71,8 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         moves = tactical_moves(pos);
     }
 
+    let static_eval = best_score;
+    let mut best_move = None;
     let mut picker = MovePicker::new_qsearch(moves);
     while let Some(m) = picker.next_move() {
         // A capture that loses material by exchange cannot raise a stand-pat score.
@@ -73,12 +97,32 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             best_score = score;
             if score > alpha {
                 alpha = score;
+                best_move = Some(m);
                 s.update_pv(ply, m);
                 if score >= beta {
                     break;
                 }
             }
         }
+    }
+    if s.config.qsearch_tt {
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if best_score > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        s.tt.store(
+            key,
+            TtEntry {
+                mv: best_move.map_or(PackedMove::NONE, PackedMove::from_move),
+                score: score_to_tt(best_score, ply),
+                eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
+                depth: 0,
+                bound,
+            },
+        );
     }
     best_score
 }
