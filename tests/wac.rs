@@ -16,6 +16,7 @@ const NODE_BUDGET: u64 = 100_000;
 /// Budget multiplier for positions the selective search misses at `NODE_BUDGET`.
 const SLOW_SOLVE_FACTOR: u64 = 4;
 
+#[derive(Clone)]
 struct Problem {
     id: String,
     fen: String,
@@ -105,14 +106,7 @@ fn pruning_loses_no_wac_solution() {
         .collect();
     let ids: Vec<&str> = slower.iter().map(|p| p.id.as_str()).collect();
     println!("solved only with more nodes by the selective search: {ids:?}");
-    let slower_owned: Vec<Problem> = slower
-        .iter()
-        .map(|p| Problem {
-            id: p.id.clone(),
-            fen: p.fen.clone(),
-            best: p.best.clone(),
-        })
-        .collect();
+    let slower_owned: Vec<Problem> = slower.into_iter().cloned().collect();
     let retried = solved(
         &slower_owned,
         SearchConfig::default(),

@@ -15,7 +15,7 @@ use shakmaty::Move;
 
 use crate::position::Position;
 use crate::time::TimeLimits;
-use crate::tt::{Bound, TranspositionTable};
+use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use history::History;
 use params::*;
 pub use stats::Stats;
@@ -467,6 +467,48 @@ impl Searcher {
             self.pv[ply][i] = self.pv[ply + 1][i];
         }
         self.pv_len[ply] = child_len;
+    }
+}
+
+/// Whether a stored result with this bound settles a node searched with (alpha, beta).
+#[inline]
+pub fn tt_bound_cuts(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
+    match bound {
+        Bound::Exact => true,
+        Bound::Lower => score >= beta,
+        Bound::Upper => score <= alpha,
+    }
+}
+
+impl Searcher {
+    /// Stores a node's fail-soft result, with the bound kind its window implies.
+    #[inline]
+    fn store_result(
+        &self,
+        key: u64,
+        ply: usize,
+        depth: i32,
+        (best_score, original_alpha, beta): (i32, i32, i32),
+        best_move: Option<Move>,
+        static_eval: i32,
+    ) {
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if best_score > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt.store(
+            key,
+            TtEntry {
+                mv: best_move.map_or(PackedMove::NONE, PackedMove::from_move),
+                score: score_to_tt(best_score, ply),
+                eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
+                depth: depth.clamp(0, 255) as u8,
+                bound,
+            },
+        );
     }
 }
 

@@ -4,12 +4,12 @@ use shakmaty::{Move, Position as _};
 
 use super::history::{Context, PieceTo};
 use super::params::*;
-use super::{qsearch, score_from_tt, score_to_tt, Searcher};
+use super::{qsearch, score_from_tt, tt_bound_cuts, Searcher};
 use crate::eval::evaluate;
 use crate::movepick::{MovePicker, StagedPicker};
 use crate::position::Position;
 use crate::see::see_at_least;
-use crate::tt::{Bound, PackedMove, TtEntry};
+use crate::tt::{Bound, PackedMove};
 
 /// Searches `pos` to `depth` plies and returns its fail-soft value within (alpha, beta).
 pub fn negamax(
@@ -91,11 +91,7 @@ pub fn negamax(
             tt_entry = Some(entry);
             if !is_pv_node && i32::from(entry.depth) >= depth {
                 let score = score_from_tt(entry.score, ply);
-                let cuts = match entry.bound {
-                    Bound::Exact => true,
-                    Bound::Lower => score >= beta,
-                    Bound::Upper => score <= alpha,
-                };
+                let cuts = tt_bound_cuts(entry.bound, score, alpha, beta);
                 if cuts {
                     return score;
                 }
@@ -374,22 +370,13 @@ pub fn negamax(
 
     // Step 9. Remember the result with the kind of bound it is.
     if s.config.use_tt && excluded.is_none() {
-        let bound = if best_score >= beta {
-            Bound::Lower
-        } else if best_score > original_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
-        s.tt.store(
+        s.store_result(
             key,
-            TtEntry {
-                mv: best_move.map_or(PackedMove::NONE, PackedMove::from_move),
-                score: score_to_tt(best_score, ply),
-                eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
-                depth: depth.clamp(0, 255) as u8,
-                bound,
-            },
+            ply,
+            depth,
+            (best_score, original_alpha, beta),
+            best_move,
+            static_eval,
         );
     }
     best_score

@@ -5,12 +5,11 @@
 use shakmaty::{MoveList, Position as _, Role};
 
 use super::params::*;
-use super::{score_from_tt, score_to_tt, Searcher};
+use super::{score_from_tt, tt_bound_cuts, Searcher};
 use crate::eval::evaluate;
 use crate::movepick::MovePicker;
 use crate::position::Position;
 use crate::see::{see_at_least, SEE_VALUE};
-use crate::tt::{Bound, PackedMove, TtEntry};
 
 pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32, beta: i32) -> i32 {
     s.nodes += 1;
@@ -41,11 +40,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     if s.config.qsearch_tt {
         if let Some(entry) = s.tt.probe(key) {
             let score = score_from_tt(entry.score, ply);
-            let cuts = match entry.bound {
-                Bound::Exact => true,
-                Bound::Lower => score >= beta,
-                Bound::Upper => score <= alpha,
-            };
+            let cuts = tt_bound_cuts(entry.bound, score, alpha, beta);
             if cuts && !is_pv_node {
                 return score;
             }
@@ -106,23 +101,8 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         }
     }
     if s.config.qsearch_tt {
-        let bound = if best_score >= beta {
-            Bound::Lower
-        } else if best_score > original_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
-        s.tt.store(
-            key,
-            TtEntry {
-                mv: best_move.map_or(PackedMove::NONE, PackedMove::from_move),
-                score: score_to_tt(best_score, ply),
-                eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
-                depth: 0,
-                bound,
-            },
-        );
+        let window = (best_score, original_alpha, beta);
+        s.store_result(key, ply, 0, window, best_move, static_eval);
     }
     best_score
 }
