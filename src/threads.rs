@@ -1,8 +1,15 @@
-//! The search thread: a persistent worker that receives jobs from the UCI thread over a
-//! channel, so the UCI thread never blocks on a search. The worker prints `info` and
-//! `bestmove` itself; the UCI thread only flips the flags in `Control`.
+//! The search threads: a persistent main worker that receives jobs from the UCI thread over
+//! a channel, so the UCI thread never blocks on a search, and `Threads - 1` persistent
+//! helpers for Lazy SMP. The main worker prints `info` and `bestmove` itself; the UCI thread
+//! only flips the flags in `Control`.
+//!
+//! Lazy SMP: every helper searches the same root with its own histories and stack, sharing
+//! only the transposition table, and odd helpers start one iteration deeper so the threads
+//! spread over depths. Their results reach the main thread through the table. The main
+//! thread alone decides when to stop and which move to play; helpers are stopped when it
+//! has finished, and `bestmove` is printed only after they have all returned.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -32,8 +39,77 @@ pub enum Job {
         depth: i32,
     },
     SetTable(Arc<TranspositionTable>),
+    /// Total search threads wanted (main thread included).
+    SetThreads(usize),
     ClearHistory,
     Quit,
+}
+
+/// What a helper thread is asked to do.
+enum HelperJob {
+    Search {
+        position: Box<Position>,
+        limits: Limits,
+    },
+    SetTable(Arc<TranspositionTable>),
+    ClearHistory,
+    Quit,
+}
+
+struct Helper {
+    jobs: Sender<HelperJob>,
+    nodes: Arc<AtomicU64>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// Stack for search threads: deep recursion (MAX_PLY plies of search frames) needs more
+/// than the default.
+const SEARCH_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+impl Helper {
+    fn spawn(
+        id: usize,
+        tt: Arc<TranspositionTable>,
+        control: Arc<Control>,
+        done: Sender<()>,
+    ) -> Helper {
+        let (jobs, inbox) = unbounded::<HelperJob>();
+        let mut searcher = Searcher::new(tt, control);
+        searcher.helper_id = id;
+        let nodes = searcher.node_counter.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("helper-{id}"))
+            .stack_size(SEARCH_STACK_BYTES)
+            .spawn(move || {
+                while let Ok(job) = inbox.recv() {
+                    match job {
+                        HelperJob::Search {
+                            mut position,
+                            limits,
+                        } => {
+                            searcher.search(&mut position, limits, &mut |_| {});
+                            let _ = done.send(());
+                        }
+                        HelperJob::SetTable(tt) => searcher.tt = tt,
+                        HelperJob::ClearHistory => searcher.clear(),
+                        HelperJob::Quit => break,
+                    }
+                }
+            })
+            .expect("cannot start a helper thread");
+        Helper {
+            jobs,
+            nodes,
+            handle: Some(handle),
+        }
+    }
+
+    fn quit(&mut self) {
+        let _ = self.jobs.send(HelperJob::Quit);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 pub struct SearchThread {
@@ -48,16 +124,20 @@ impl SearchThread {
         let (jobs, inbox) = unbounded();
         let control = Arc::new(Control::default());
         let busy = Arc::new(AtomicBool::new(false));
+        let (helper_done, helpers_finished) = unbounded();
         let worker = Worker {
             searcher: Searcher::new(tt, control.clone()),
             control: control.clone(),
             busy: busy.clone(),
             output,
+            helpers: Vec::new(),
+            helper_control: Arc::new(Control::default()),
+            helper_done,
+            helpers_finished,
         };
         let handle = std::thread::Builder::new()
             .name("search".into())
-            // Deep recursion (MAX_PLY plies of search frames) needs more than the default.
-            .stack_size(64 * 1024 * 1024)
+            .stack_size(SEARCH_STACK_BYTES)
             .spawn(move || worker.run(inbox))
             .expect("cannot start the search thread");
         SearchThread {
@@ -125,6 +205,11 @@ struct Worker {
     control: Arc<Control>,
     busy: Arc<AtomicBool>,
     output: Output,
+    helpers: Vec<Helper>,
+    /// The helpers' own stop flag: raised when the main thread has finished.
+    helper_control: Arc<Control>,
+    helper_done: Sender<()>,
+    helpers_finished: Receiver<()>,
 }
 
 impl Worker {
@@ -154,13 +239,24 @@ impl Worker {
                     let report = crate::bench::run(depth, &mut |line| {
                         output(&format!("info string {line}"))
                     });
+                    self.idle();
                     (self.output)(&format!("{} nodes {} nps", report.nodes, report.nps));
                 }
                 Job::SetTable(tt) => {
+                    for h in &self.helpers {
+                        let _ = h.jobs.send(HelperJob::SetTable(tt.clone()));
+                    }
                     self.searcher.tt = tt;
                     continue;
                 }
+                Job::SetThreads(threads) => {
+                    self.set_helpers(threads.saturating_sub(1));
+                    continue;
+                }
                 Job::ClearHistory => {
+                    for h in &self.helpers {
+                        let _ = h.jobs.send(HelperJob::ClearHistory);
+                    }
                     self.searcher.clear();
                     continue;
                 }
@@ -168,7 +264,35 @@ impl Worker {
             }
             self.busy.store(false, Ordering::Release);
         }
+        self.set_helpers(0);
         self.busy.store(false, Ordering::Release);
+    }
+
+    /// Replaces the helper threads by `count` fresh ones (joined and freed first).
+    fn set_helpers(&mut self, count: usize) {
+        if count == self.helpers.len() {
+            return;
+        }
+        for h in &mut self.helpers {
+            h.quit();
+        }
+        self.helpers = (1..=count)
+            .map(|id| {
+                Helper::spawn(
+                    id,
+                    self.searcher.tt.clone(),
+                    self.helper_control.clone(),
+                    self.helper_done.clone(),
+                )
+            })
+            .collect();
+    }
+
+    fn helper_nodes(&self) -> u64 {
+        self.helpers
+            .iter()
+            .map(|h| h.nodes.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Marks the job finished. Called before a job's last line goes out: a client answers
@@ -180,12 +304,32 @@ impl Worker {
     }
 
     fn search(&mut self, position: &mut Position, limits: Limits, infinite: bool) -> SearchResult {
+        // Helpers search without limits of their own: the main thread stops them.
+        self.helper_control.stop.store(false, Ordering::Relaxed);
+        for h in &self.helpers {
+            h.nodes.store(0, Ordering::Relaxed);
+            let helper_limits = Limits {
+                depth: limits.depth,
+                search_moves: limits.search_moves.clone(),
+                ..Limits::default()
+            };
+            let _ = h.jobs.send(HelperJob::Search {
+                position: Box::new(position.clone()),
+                limits: helper_limits,
+            });
+        }
         let output = self.output.clone();
         let mode = position.castling_mode();
-        let result = self
+        let helpers: Vec<Arc<AtomicU64>> = self.helpers.iter().map(|h| h.nodes.clone()).collect();
+        let mut result = self
             .searcher
             .search(position, limits, &mut |it: &Iteration| {
-                output(&format::info(mode, it))
+                let mut it = it.clone();
+                it.nodes += helpers
+                    .iter()
+                    .map(|n| n.load(Ordering::Relaxed))
+                    .sum::<u64>();
+                output(&format::info(mode, &it))
             });
         // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
         while !self.control.stop.load(Ordering::Relaxed)
@@ -193,6 +337,11 @@ impl Worker {
         {
             std::thread::sleep(Duration::from_micros(500));
         }
+        self.helper_control.stop.store(true, Ordering::Relaxed);
+        for _ in &self.helpers {
+            let _ = self.helpers_finished.recv();
+        }
+        result.nodes += self.helper_nodes();
         result
     }
 

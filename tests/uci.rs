@@ -573,11 +573,24 @@ fn handshake_lists_id_and_options() {
 
 #[test]
 fn isready_and_stop_are_prompt_during_a_search() {
+    prompt_during_search(1, 20);
+}
+
+/// Lazy SMP: with helper threads (more than this machine's cores) the main thread still
+/// answers at once, stops every helper and prints one legal bestmove.
+#[test]
+fn isready_and_stop_are_prompt_with_four_threads() {
+    prompt_during_search(4, 10);
+}
+
+fn prompt_during_search(threads: usize, trials: u64) {
     let _cpu = exclusive_cpu();
     let mut e = Engine::ready();
+    e.send(&format!("setoption name Threads value {threads}"));
+    e.sync();
     let mut ready = Vec::new();
     let mut stop = Vec::new();
-    for trial in 0..20 {
+    for trial in 0..trials {
         let fen = if trial % 2 == 0 { STARTPOS } else { KIWIPETE };
         e.send(&format!("position fen {fen}"));
         e.start_go("go infinite");
@@ -602,7 +615,7 @@ fn isready_and_stop_are_prompt_during_a_search() {
     }
     let (ready_max, stop_max) = (*ready.iter().max().unwrap(), *stop.iter().max().unwrap());
     println!(
-        "isready during search: median {:?} max {:?}; stop -> bestmove: median {:?} max {:?} ({} trials)",
+        "Threads={threads}: isready during search: median {:?} max {:?}; stop -> bestmove: median {:?} max {:?} ({} trials)",
         median(&mut ready),
         ready_max,
         median(&mut stop),

@@ -7,7 +7,7 @@ pub mod params;
 mod qsearch;
 pub mod stats;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -168,6 +168,12 @@ pub fn uci_score(score: i32) -> Result<i32, i32> {
 /// A search thread's state: its histories, PV table and counters.
 pub struct Searcher {
     pub tt: Arc<TranspositionTable>,
+    /// This thread's node count, published every few hundred microseconds so the main
+    /// thread can report the sum over all threads.
+    pub node_counter: Arc<AtomicU64>,
+    /// Lazy SMP: helper threads with an odd id start one iteration deeper, so the threads
+    /// do not all search the same depth at the same time.
+    pub helper_id: usize,
     pub config: SearchConfig,
     pub stats: Stats,
     history: History,
@@ -195,6 +201,8 @@ impl Searcher {
     pub fn new(tt: Arc<TranspositionTable>, control: Arc<Control>) -> Searcher {
         Searcher {
             tt,
+            node_counter: Arc::new(AtomicU64::new(0)),
+            helper_id: 0,
             config: SearchConfig::default(),
             stats: Stats::default(),
             history: History::default(),
@@ -233,6 +241,7 @@ impl Searcher {
     ) -> SearchResult {
         self.start = Instant::now();
         self.clock_start = self.start;
+        self.node_counter.store(0, Ordering::Relaxed);
         self.nodes = 0;
         self.stats = Stats::default();
         self.stopped = false;
@@ -262,7 +271,7 @@ impl Searcher {
 
         let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
         let first_depth = if self.config.iterative_deepening {
-            1
+            (1 + (self.helper_id % 2) as i32).min(max_depth)
         } else {
             max_depth
         };
@@ -311,6 +320,7 @@ impl Searcher {
             result.ponder_move = self.ponder_from_tt(pos, result.best_move);
         }
         self.stats.nodes = self.nodes;
+        self.node_counter.store(self.nodes, Ordering::Relaxed);
         result
     }
 
@@ -445,6 +455,7 @@ impl Searcher {
             }
         }
         if self.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
+            self.node_counter.store(self.nodes, Ordering::Relaxed);
             if let Some(time) = self.limits.time {
                 if self.control.pondering.load(Ordering::Relaxed) {
                     // The clock starts at ponderhit: restart it for as long as we ponder.

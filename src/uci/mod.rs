@@ -40,6 +40,7 @@ pub struct Engine {
     debug: bool,
     /// Changes that arrived during a search, applied once it has ended.
     pending_hash_mb: Option<usize>,
+    pending_threads: Option<usize>,
     pending_clear: bool,
 }
 
@@ -56,6 +57,7 @@ impl Engine {
             output,
             debug: false,
             pending_hash_mb: None,
+            pending_threads: None,
             pending_clear: false,
         }
     }
@@ -183,6 +185,14 @@ impl Engine {
                     self.resize_hash(mb);
                 }
             }
+            options::Change::Threads(threads) => {
+                if self.worker.is_busy() {
+                    self.pending_threads = Some(threads);
+                    self.info_string("Threads will change when the search ends");
+                } else {
+                    self.worker.send(Job::SetThreads(threads));
+                }
+            }
             options::Change::ClearHash => {
                 if self.worker.is_busy() {
                     self.pending_clear = true;
@@ -227,6 +237,9 @@ impl Engine {
         }
         if let Some(mb) = self.pending_hash_mb.take() {
             self.resize_hash(mb);
+        }
+        if let Some(threads) = self.pending_threads.take() {
+            self.worker.send(Job::SetThreads(threads));
         }
         if std::mem::take(&mut self.pending_clear) {
             self.tt.clear();

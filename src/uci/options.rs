@@ -33,6 +33,7 @@ pub enum Change {
     None,
     Hash(usize),
     ClearHash,
+    Threads(usize),
 }
 
 pub fn declarations() -> Vec<String> {
@@ -86,7 +87,7 @@ impl Options {
             "clear hash" => Ok(Change::ClearHash),
             "threads" => {
                 self.threads = spin("Threads", value, 1, MAX_THREADS as u64)? as usize;
-                Ok(Change::None)
+                Ok(Change::Threads(self.threads))
             }
             "move overhead" => {
                 self.move_overhead_ms = spin("Move Overhead", value, 0, MAX_MOVE_OVERHEAD_MS)?;
