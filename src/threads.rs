@@ -38,7 +38,9 @@ pub enum Job {
     Bench {
         depth: i32,
     },
-    SetTable(Arc<TranspositionTable>),
+    /// Switch every thread to this table; the acknowledgement is sent once no thread holds
+    /// the old one any more.
+    SetTable(Arc<TranspositionTable>, Sender<()>),
     /// Total search threads wanted (main thread included).
     SetThreads(usize),
     ClearHistory,
@@ -51,7 +53,7 @@ enum HelperJob {
         position: Box<Position>,
         limits: Limits,
     },
-    SetTable(Arc<TranspositionTable>),
+    SetTable(Arc<TranspositionTable>, Sender<()>),
     ClearHistory,
     Quit,
 }
@@ -90,7 +92,10 @@ impl Helper {
                             searcher.search(&mut position, limits, &mut |_| {});
                             let _ = done.send(());
                         }
-                        HelperJob::SetTable(tt) => searcher.tt = tt,
+                        HelperJob::SetTable(tt, ack) => {
+                            searcher.tt = tt;
+                            let _ = ack.send(());
+                        }
                         HelperJob::ClearHistory => searcher.clear(),
                         HelperJob::Quit => break,
                     }
@@ -164,6 +169,15 @@ impl SearchThread {
     /// Jobs that only change the worker's state (run between searches).
     pub fn send(&self, job: Job) {
         let _ = self.jobs.send(job);
+    }
+
+    /// Makes every search thread use `tt`, returning once none holds its old table, so
+    /// the old table's memory is free when this returns.
+    pub fn set_table(&self, tt: Arc<TranspositionTable>) {
+        let (ack, switched) = crossbeam_channel::bounded(1);
+        if self.jobs.send(Job::SetTable(tt, ack)).is_ok() {
+            let _ = switched.recv();
+        }
     }
 
     pub fn stop(&self) {
@@ -242,11 +256,18 @@ impl Worker {
                     self.idle();
                     (self.output)(&format!("{} nodes {} nps", report.nodes, report.nps));
                 }
-                Job::SetTable(tt) => {
+                Job::SetTable(tt, ack) => {
+                    let (helper_ack, helpers_switched) = unbounded();
                     for h in &self.helpers {
-                        let _ = h.jobs.send(HelperJob::SetTable(tt.clone()));
+                        let _ = h
+                            .jobs
+                            .send(HelperJob::SetTable(tt.clone(), helper_ack.clone()));
+                    }
+                    for _ in &self.helpers {
+                        let _ = helpers_switched.recv();
                     }
                     self.searcher.tt = tt;
+                    let _ = ack.send(());
                     continue;
                 }
                 Job::SetThreads(threads) => {

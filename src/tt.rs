@@ -128,6 +128,14 @@ fn unpack(data: u64) -> Option<(TtEntry, u8)> {
     ))
 }
 
+/// Memory the system can still give us (Linux: `MemAvailable`), if known.
+fn available_memory_bytes() -> Option<usize> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 impl TranspositionTable {
     /// Allocates a table of `mb` megabytes, rounded down to a power-of-two bucket count.
     /// Returns `None` instead of aborting if the memory cannot be had.
@@ -140,6 +148,11 @@ impl TranspositionTable {
             buckets.next_power_of_two() / 2
         };
         let len = buckets * ENTRIES_PER_BUCKET;
+        // With overcommit the reservation below can succeed for more memory than exists,
+        // and filling the table would then get the process killed: refuse up front.
+        if available_memory_bytes().is_some_and(|free| bytes > free) {
+            return None;
+        }
         let mut slots = Vec::new();
         slots.try_reserve_exact(len).ok()?;
         slots.extend((0..len).map(|_| Slot {

@@ -186,6 +186,12 @@ impl Engine {
     }
 
     /// `isready` and the lines printed before its `readyok`.
+    /// Sends `line`, then `isready`, and returns what came before `readyok`.
+    fn sync_after(&mut self, line: &str) -> Vec<String> {
+        self.send(line);
+        self.sync()
+    }
+
     fn sync(&mut self) -> Vec<String> {
         self.send("isready");
         self.expect_line("readyok", PATIENCE, |l| l == "readyok")
@@ -1426,4 +1432,125 @@ fn hash_changes_during_a_search_are_deferred() {
     assert!(e.sync().is_empty());
     let search = e.go("go depth 6");
     check_search(KIWIPETE, false, &search);
+}
+
+/// Lazy SMP under stress: eight threads on this two-core machine share a 1 MB table, so
+/// entries are overwritten (and torn) constantly. Every best move and PV must still be
+/// legal, no balanced opening may show a mate score, and known mates are reported at their
+/// true distance or longer, never shorter.
+#[test]
+fn eight_threads_on_a_tiny_table_stay_correct() {
+    let _cpu = exclusive_cpu();
+    let mut e = Engine::ready();
+    e.send("setoption name Threads value 8");
+    e.send("setoption name Hash value 1");
+    e.sync();
+    let book = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/eval_book_8moves_v3.epd"
+    ))
+    .unwrap();
+    let openings: Vec<&str> = book
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .take(40)
+        .collect();
+    for fen in &openings {
+        e.send(&format!("position fen {fen}"));
+        let search = e.go("go movetime 40");
+        check_search(fen, false, &search);
+        for info in search.iterations() {
+            assert!(
+                !matches!(info.score, Score::Mate(_)),
+                "mate score in a balanced opening {fen}: {info:?}"
+            );
+        }
+    }
+    let mates = [
+        (1, "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"),
+        (
+            2,
+            "2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1",
+        ),
+        (2, "3RNbk1/pp3p2/4rQpp/8/1qr5/7P/P4P2/3R2K1 w - - 0 1"),
+        (1, "k7/2P5/1K6/8/8/8/8/8 w - - 0 1"),
+    ];
+    for (distance, fen) in mates {
+        e.send(&format!("position fen {fen}"));
+        let search = e.go("go movetime 300");
+        check_search(fen, false, &search);
+        for info in search.iterations() {
+            if let Score::Mate(n) = info.score {
+                assert!(n >= distance, "mate in {n} < {distance} in {fen}: {info:?}");
+            }
+        }
+        assert_eq!(
+            search.last_exact().score,
+            Score::Mate(distance),
+            "{fen}: {:?}",
+            search.bestmove
+        );
+    }
+    e.send("setoption name Threads value 1");
+    e.sync();
+}
+
+/// Resident memory of the engine process in MB (Linux), if it can be read.
+fn resident_mb(e: &Engine) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", e.child.id())).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
+}
+
+/// `Hash` allocates what it promises, resizing frees the old table, and a size the machine
+/// cannot give is refused with one info string while the old table stays in use.
+#[test]
+fn hash_sizes_allocate_and_free_their_memory() {
+    let _cpu = exclusive_cpu();
+    let mut e = Engine::ready();
+    let Some(base) = resident_mb(&e) else {
+        println!("SKIPPED: no /proc/<pid>/status here");
+        return;
+    };
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        e.send("setoption name Hash value 512");
+        e.sync();
+        let big = resident_mb(&e).unwrap();
+        e.send("setoption name Hash value 1");
+        e.sync();
+        let small = resident_mb(&e).unwrap();
+        seen.push((big, small));
+        // 512 MB of table, plus the 16 MB default dropped, plus a few MB of slack.
+        assert!(
+            (512..=512 + base + 16).contains(&big),
+            "Hash=512: resident {big} MB"
+        );
+        assert!(
+            small <= base + 8,
+            "Hash=1 after 512: resident {small} MB (start {base} MB)"
+        );
+    }
+    println!("resident MB: start {base}, (Hash=512, Hash=1) x3: {seen:?}");
+    let refusal = e.sync_after("setoption name Hash value 65536");
+    let available_gb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map(|kb| kb / 1024 / 1024);
+    if available_gb.is_some_and(|gb| gb < 60) {
+        assert_eq!(refusal.len(), 1, "{refusal:?}");
+        assert!(
+            refusal[0].starts_with("info string cannot allocate"),
+            "{refusal:?}"
+        );
+        assert!(resident_mb(&e).unwrap() <= base + 8);
+    }
+    e.send("position startpos");
+    let search = e.go("go depth 6");
+    check_search(STARTPOS, false, &search);
 }

@@ -212,8 +212,7 @@ impl Engine {
         // before the new one is allocated.
         let old_mb = self.tt.size_mb();
         let placeholder = Arc::new(TranspositionTable::new(1));
-        self.worker.send(Job::SetTable(placeholder.clone()));
-        self.worker.wait();
+        self.worker.set_table(placeholder.clone());
         self.tt = placeholder;
         match TranspositionTable::try_new(mb) {
             Some(tt) => self.tt = Arc::new(tt),
@@ -228,7 +227,7 @@ impl Engine {
                 self.options.hash_mb = self.tt.size_mb().max(1);
             }
         }
-        self.worker.send(Job::SetTable(self.tt.clone()));
+        self.worker.set_table(self.tt.clone());
     }
 
     fn apply_pending_if_idle(&mut self) {
