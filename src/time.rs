@@ -65,6 +65,40 @@ impl Clock {
     }
 }
 
+/// How the soft limit adapts to the search so far (Time management II).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchTrend {
+    /// Consecutive completed iterations that kept the same best move.
+    pub stable_iterations: u32,
+    /// Share of the last iteration's root nodes spent below the best move (0..=1).
+    pub best_move_node_share: f64,
+    /// How far (cp) the score fell since the previous iteration (negative: it rose).
+    pub score_drop: i32,
+}
+
+/// Soft-limit multipliers by best-move stability: a move that keeps winning iteration after
+/// iteration is unlikely to change, a new one deserves a second look.
+const STABILITY_SCALE: [f64; 7] = [1.6, 1.3, 1.1, 1.0, 0.9, 0.8, 0.75];
+/// Score drops (cp) that extend the soft limit, and by how much.
+const SCORE_DROP_SMALL: (i32, f64) = (20, 1.25);
+const SCORE_DROP_LARGE: (i32, f64) = (50, 1.6);
+
+/// The factor to apply to the soft limit. Never pushes past the hard limit: callers clamp.
+pub fn soft_scale(trend: &SearchTrend) -> f64 {
+    let stability =
+        STABILITY_SCALE[(trend.stable_iterations as usize).min(STABILITY_SCALE.len() - 1)];
+    // When nearly all nodes went to the best move, the alternatives were refuted quickly.
+    let node_share = (1.6 - trend.best_move_node_share.clamp(0.0, 1.0)).clamp(0.6, 1.6);
+    let score = if trend.score_drop >= SCORE_DROP_LARGE.0 {
+        SCORE_DROP_LARGE.1
+    } else if trend.score_drop >= SCORE_DROP_SMALL.0 {
+        SCORE_DROP_SMALL.1
+    } else {
+        1.0
+    };
+    stability * node_share * score
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +131,32 @@ mod tests {
         };
         let l = clock.limits(10).unwrap();
         assert_eq!(l.hard, Duration::from_millis(490));
+    }
+
+    #[test]
+    fn soft_scale_rewards_stability_and_punishes_drops() {
+        let calm = SearchTrend {
+            stable_iterations: 8,
+            best_move_node_share: 0.95,
+            score_drop: -5,
+        };
+        let new_move = SearchTrend {
+            stable_iterations: 0,
+            ..calm
+        };
+        let falling = SearchTrend {
+            score_drop: 80,
+            ..calm
+        };
+        assert!(soft_scale(&calm) < 1.0);
+        assert!(soft_scale(&new_move) > soft_scale(&calm));
+        assert!(soft_scale(&falling) > soft_scale(&calm));
+        let worst = SearchTrend {
+            stable_iterations: 0,
+            best_move_node_share: 0.0,
+            score_drop: 500,
+        };
+        assert!(soft_scale(&worst) <= 1.6 * 1.6 * 1.6);
     }
 
     #[test]

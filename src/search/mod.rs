@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use shakmaty::Move;
 
 use crate::position::Position;
-use crate::time::TimeLimits;
+use crate::time::{soft_scale, SearchTrend, TimeLimits};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use history::History;
 use params::*;
@@ -45,6 +45,9 @@ pub struct SearchConfig {
     pub internal_iterative_reduction: bool,
     pub singular_extension: bool,
     pub qsearch_tt: bool,
+    /// Time management II: scale the soft limit by best-move stability, the best move's
+    /// share of root nodes and score drops.
+    pub dynamic_time: bool,
 }
 
 impl Default for SearchConfig {
@@ -65,6 +68,7 @@ impl Default for SearchConfig {
             internal_iterative_reduction: false,
             singular_extension: false,
             qsearch_tt: false,
+            dynamic_time: false,
         }
     }
 }
@@ -83,6 +87,7 @@ impl SearchConfig {
             internal_iterative_reduction: false,
             singular_extension: false,
             qsearch_tt: false,
+            dynamic_time: false,
             ..SearchConfig::default()
         }
     }
@@ -107,6 +112,7 @@ impl SearchConfig {
             internal_iterative_reduction: false,
             singular_extension: false,
             qsearch_tt: false,
+            dynamic_time: false,
         }
     }
 }
@@ -192,6 +198,8 @@ pub struct Searcher {
     pv_len: [usize; MAX_PLY + 1],
     /// Static eval per ply of the current line (-INFINITY when in check).
     eval_stack: [i32; MAX_PLY + 1],
+    /// Nodes spent below each root move in the current iteration.
+    root_move_nodes: Vec<(Move, u64)>,
     /// The move a singular-extension search leaves out, per ply.
     excluded: [Option<Move>; MAX_PLY + 1],
     root_moves: Vec<Move>,
@@ -218,6 +226,7 @@ impl Searcher {
             pv_len: [0; MAX_PLY + 1],
             eval_stack: [0; MAX_PLY + 1],
             excluded: [None; MAX_PLY + 1],
+            root_move_nodes: Vec::new(),
             root_moves: Vec::new(),
         }
     }
@@ -276,12 +285,17 @@ impl Searcher {
             max_depth
         };
         let mut previous_score = 0;
-        let mut last_iteration_time = Duration::ZERO;
+        let mut trend = SearchTrend {
+            stable_iterations: 0,
+            best_move_node_share: 0.0,
+            score_drop: 0,
+        };
         for depth in first_depth..=max_depth {
             let iteration_start = self.elapsed();
             let nodes_before = self.nodes;
             self.seldepth = 0;
             self.in_first_iteration = depth == first_depth;
+            self.root_move_nodes.clear();
             let score = self.aspiration(pos, depth, previous_score, report);
             if self.stopped && depth > first_depth {
                 break;
@@ -291,8 +305,9 @@ impl Searcher {
                 // move must always be returned).
                 break;
             }
-            previous_score = score;
             let pv = self.root_pv();
+            trend = self.updated_trend(trend, &result, &pv, score, previous_score, depth);
+            previous_score = score;
             result = SearchResult {
                 best_move: pv.first().copied(),
                 ponder_move: pv.get(1).copied(),
@@ -305,14 +320,7 @@ impl Searcher {
                 .iteration_nodes
                 .push((depth, self.nodes - nodes_before));
             report(&self.iteration(depth, score, Bound::Exact, pv));
-            if self.stopped
-                || self.should_stop_deepening(
-                    depth,
-                    score,
-                    iteration_start,
-                    &mut last_iteration_time,
-                )
-            {
+            if self.stopped || self.should_stop_deepening(depth, score, iteration_start, &trend) {
                 break;
             }
         }
@@ -363,12 +371,41 @@ impl Searcher {
         }
     }
 
+    /// Time management II inputs after an iteration that chose `pv`.
+    fn updated_trend(
+        &self,
+        trend: SearchTrend,
+        previous: &SearchResult,
+        pv: &[Move],
+        score: i32,
+        previous_score: i32,
+        depth: i32,
+    ) -> SearchTrend {
+        let best = pv.first().copied();
+        let total: u64 = self.root_move_nodes.iter().map(|(_, n)| n).sum();
+        let best_nodes = self
+            .root_move_nodes
+            .iter()
+            .filter(|(m, _)| Some(*m) == best)
+            .map(|(_, n)| n)
+            .sum::<u64>();
+        SearchTrend {
+            stable_iterations: if best == previous.best_move {
+                trend.stable_iterations + 1
+            } else {
+                0
+            },
+            best_move_node_share: best_nodes as f64 / total.max(1) as f64,
+            score_drop: if depth > 1 { previous_score - score } else { 0 },
+        }
+    }
+
     fn should_stop_deepening(
         &self,
         depth: i32,
         score: i32,
         iteration_start: Duration,
-        last_iteration_time: &mut Duration,
+        trend: &SearchTrend,
     ) -> bool {
         if let Some(mate) = self.limits.mate {
             if let Err(moves) = uci_score(score) {
@@ -377,8 +414,6 @@ impl Searcher {
                 }
             }
         }
-        // A forced mate found with a full-width search will not improve with depth... but a
-        // shorter one might, so only stop on mate when the clock says so below.
         if self.root_moves.len() == 1 && self.limits.time.is_some() && depth >= 4 {
             return true;
         }
@@ -388,14 +423,27 @@ impl Searcher {
         if self.control.pondering.load(Ordering::Relaxed) {
             return false;
         }
+        let soft = if self.config.dynamic_time && depth >= DYNAMIC_TIME_MIN_DEPTH {
+            time.soft.mul_f64(soft_scale(trend)).min(time.hard)
+        } else {
+            time.soft
+        };
         let elapsed = self.clock_start.elapsed();
         let this_iteration = self.elapsed().saturating_sub(iteration_start);
         // The next iteration usually costs a few times everything so far: past this share of
         // the soft limit it would most likely overrun it, or be cut off by the hard limit.
         let predicted = elapsed + this_iteration * 2;
-        *last_iteration_time = this_iteration;
-        elapsed * SOFT_LIMIT_NEXT_ITERATION.1 >= time.soft * SOFT_LIMIT_NEXT_ITERATION.0
+        elapsed * SOFT_LIMIT_NEXT_ITERATION.1 >= soft * SOFT_LIMIT_NEXT_ITERATION.0
             || predicted >= time.hard
+    }
+
+    /// Root bookkeeping for time management: nodes spent below `m`.
+    #[inline]
+    fn add_root_nodes(&mut self, m: Move, nodes: u64) {
+        match self.root_move_nodes.iter_mut().find(|(r, _)| *r == m) {
+            Some((_, n)) => *n += nodes,
+            None => self.root_move_nodes.push((m, nodes)),
+        }
     }
 
     fn iteration(&self, depth: i32, score: i32, bound: Bound, pv: Vec<Move>) -> Iteration {

@@ -292,6 +292,7 @@ pub fn negamax(
             }
         }
 
+        let nodes_before = s.nodes;
         pos.make_move(m);
         let gives_check = pos.in_check();
         if prune
@@ -329,6 +330,9 @@ pub fn negamax(
         pos.unmake_move();
         if s.stopped {
             return 0;
+        }
+        if is_root {
+            s.add_root_nodes(m, s.nodes - nodes_before);
         }
 
         if score > best_score {

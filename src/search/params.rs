@@ -32,6 +32,10 @@ pub const ORDER_BAD_CAPTURE: i32 = -2_000_000;
 /// History table values stay within +-HISTORY_MAX (the gravity term keeps them there).
 pub const HISTORY_MAX: i32 = 16_384;
 
+/// Time management II scales the soft limit only from this depth: earlier iterations are
+/// too cheap and too noisy to say anything.
+pub const DYNAMIC_TIME_MIN_DEPTH: i32 = 6;
+
 /// Do not start another iteration once this share (numerator, denominator) of the soft
 /// time limit has passed.
 pub const SOFT_LIMIT_NEXT_ITERATION: (u32, u32) = (6, 10);
