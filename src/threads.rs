@@ -247,7 +247,10 @@ impl Worker {
                 Job::Perft {
                     mut position,
                     depth,
-                } => self.perft(&mut position, depth),
+                } => {
+                    self.perft(&mut position, depth);
+                    continue;
+                }
                 Job::Bench { depth } => {
                     let output = self.output.clone();
                     let report = crate::bench::run(depth, &mut |line| {
@@ -255,6 +258,7 @@ impl Worker {
                     });
                     self.idle();
                     (self.output)(&format!("{} nodes {} nps", report.nodes, report.nps));
+                    continue;
                 }
                 Job::SetTable(tt, ack) => {
                     let (helper_ack, helpers_switched) = unbounded();
@@ -283,7 +287,6 @@ impl Worker {
                 }
                 Job::Quit => break,
             }
-            self.busy.store(false, Ordering::Release);
         }
         self.set_helpers(0);
         self.busy.store(false, Ordering::Release);
@@ -319,7 +322,8 @@ impl Worker {
     /// Marks the job finished. Called before a job's last line goes out: a client answers
     /// that line (`bestmove`, `Nodes searched`) with its next `go` at once, and that `go`
     /// must not find the worker still marked busy. Jobs are queued, so a new one cannot
-    /// start before this one has printed its last line.
+    /// start before this one has printed its last line. Called exactly once per job and
+    /// nowhere else: a second, later store could mark the *next* job idle while it runs.
     fn idle(&self) {
         self.busy.store(false, Ordering::Release);
     }

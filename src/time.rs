@@ -19,6 +19,10 @@ pub struct TimeLimits {
     pub hard: Duration,
 }
 
+/// Clock values are capped here (about 35 years in ms) so the arithmetic below cannot
+/// overflow whatever a GUI sends; nobody's clock is longer.
+const MAX_CLOCK_MS: u64 = 1 << 40;
+
 /// Moves we plan for when the GUI does not say how many are left (sudden death).
 const DEFAULT_MOVES_TO_GO: u64 = 30;
 /// Never plan on more than this share of the remaining time for one move.
@@ -34,18 +38,22 @@ impl Clock {
     /// Limits for this move, or `None` when the search is not clock-bound.
     pub fn limits(&self, move_overhead: u64) -> Option<TimeLimits> {
         if let Some(move_time) = self.move_time {
-            let t = move_time.saturating_sub(move_overhead).max(1);
+            let t = move_time
+                .min(MAX_CLOCK_MS)
+                .saturating_sub(move_overhead)
+                .max(1);
             return Some(TimeLimits {
                 soft: Duration::from_millis(t),
                 hard: Duration::from_millis(t),
             });
         }
-        let time_left = self.time_left?;
+        let time_left = self.time_left?.min(MAX_CLOCK_MS);
+        let increment = self.increment.min(MAX_CLOCK_MS);
         // What we may spend at most: the clock minus the overhead for the move's transit.
         let usable = time_left.saturating_sub(move_overhead).max(1);
         let moves_to_go = self.moves_to_go.unwrap_or(DEFAULT_MOVES_TO_GO).clamp(1, 60);
         // With the last move before a time control, the whole remaining time is usable.
-        let planned = usable / moves_to_go + self.increment * 3 / 4;
+        let planned = usable / moves_to_go + increment * 3 / 4;
         let soft_cap = if moves_to_go == 1 {
             usable * MAX_HARD_SHARE.0 / MAX_HARD_SHARE.1
         } else {
@@ -121,6 +129,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn huge_clocks_do_not_overflow() {
+        for (time_left, increment, moves_to_go) in [
+            (u64::MAX, u64::MAX, None),
+            (u64::MAX, 0, Some(1)),
+            (1000, u64::MAX, Some(1)),
+            (u64::MAX, u64::MAX, Some(u64::MAX)),
+        ] {
+            let clock = Clock {
+                time_left: Some(time_left),
+                increment,
+                moves_to_go,
+                move_time: None,
+            };
+            let l = clock.limits(u64::MAX).unwrap();
+            assert!(l.soft <= l.hard);
+        }
+        let clock = Clock {
+            move_time: Some(u64::MAX),
+            ..Clock::default()
+        };
+        assert!(clock.limits(0).is_some());
     }
 
     #[test]
