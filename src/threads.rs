@@ -18,6 +18,7 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use crate::position::Position;
 use crate::search::{Control, Iteration, Limits, SearchResult, Searcher};
+use crate::syzygy::Tablebases;
 use crate::tt::TranspositionTable;
 use crate::uci::format;
 
@@ -30,6 +31,8 @@ pub enum Job {
         /// `go infinite`: hold `bestmove` back until `stop` even if the search ends.
         infinite: bool,
         debug: bool,
+        /// Options that shape the search and its output.
+        setup: SearchSetup,
     },
     Perft {
         position: Box<Position>,
@@ -47,11 +50,23 @@ pub enum Job {
     Quit,
 }
 
+/// Per-search options from the UCI options.
+#[derive(Clone, Default)]
+pub struct SearchSetup {
+    /// MultiPV lines (the main thread only; helpers search one line).
+    pub multipv: usize,
+    /// `wdl W D L` in `info` lines (UCI_ShowWDL).
+    pub show_wdl: bool,
+    /// Tables and probing options, shared by every thread of this search.
+    pub tablebases: Tablebases,
+}
+
 /// What a helper thread is asked to do.
 enum HelperJob {
     Search {
         position: Box<Position>,
         limits: Limits,
+        tablebases: Tablebases,
     },
     SetTable(Arc<TranspositionTable>, Sender<()>),
     ClearHistory,
@@ -61,6 +76,7 @@ enum HelperJob {
 struct Helper {
     jobs: Sender<HelperJob>,
     nodes: Arc<AtomicU64>,
+    tb_hits: Arc<AtomicU64>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -79,6 +95,7 @@ impl Helper {
         let mut searcher = Searcher::new(tt, control);
         searcher.helper_id = id;
         let nodes = searcher.node_counter.clone();
+        let tb_hits = searcher.tb_hit_counter.clone();
         let handle = std::thread::Builder::new()
             .name(format!("helper-{id}"))
             .stack_size(SEARCH_STACK_BYTES)
@@ -88,7 +105,9 @@ impl Helper {
                         HelperJob::Search {
                             mut position,
                             limits,
+                            tablebases,
                         } => {
+                            searcher.tablebases = tablebases;
                             searcher.search(&mut position, limits, &mut |_| {});
                             let _ = done.send(());
                         }
@@ -105,6 +124,7 @@ impl Helper {
         Helper {
             jobs,
             nodes,
+            tb_hits,
             handle: Some(handle),
         }
     }
@@ -235,8 +255,9 @@ impl Worker {
                     limits,
                     infinite,
                     debug,
+                    setup,
                 } => {
-                    let result = self.search(&mut position, limits, infinite);
+                    let result = self.search(&mut position, limits, infinite, setup);
                     if debug {
                         (self.output)(&format!("info string {}", self.searcher.stats.summary()));
                     }
@@ -328,7 +349,13 @@ impl Worker {
         self.busy.store(false, Ordering::Release);
     }
 
-    fn search(&mut self, position: &mut Position, limits: Limits, infinite: bool) -> SearchResult {
+    fn search(
+        &mut self,
+        position: &mut Position,
+        limits: Limits,
+        infinite: bool,
+        setup: SearchSetup,
+    ) -> SearchResult {
         // Helpers search without limits of their own: the main thread stops them.
         self.helper_control.stop.store(false, Ordering::Relaxed);
         for h in &self.helpers {
@@ -338,23 +365,32 @@ impl Worker {
                 search_moves: limits.search_moves.clone(),
                 ..Limits::default()
             };
+            h.tb_hits.store(0, Ordering::Relaxed);
             let _ = h.jobs.send(HelperJob::Search {
                 position: Box::new(position.clone()),
                 limits: helper_limits,
+                tablebases: setup.tablebases.clone(),
             });
         }
         let output = self.output.clone();
         let mode = position.castling_mode();
-        let helpers: Vec<Arc<AtomicU64>> = self.helpers.iter().map(|h| h.nodes.clone()).collect();
+        let helpers: Vec<(Arc<AtomicU64>, Arc<AtomicU64>)> = self
+            .helpers
+            .iter()
+            .map(|h| (h.nodes.clone(), h.tb_hits.clone()))
+            .collect();
+        self.searcher.multipv = setup.multipv.max(1);
+        self.searcher.tablebases = setup.tablebases;
+        let show_wdl = setup.show_wdl;
         let mut result = self
             .searcher
             .search(position, limits, &mut |it: &Iteration| {
                 let mut it = it.clone();
-                it.nodes += helpers
-                    .iter()
-                    .map(|n| n.load(Ordering::Relaxed))
-                    .sum::<u64>();
-                output(&format::info(mode, &it))
+                for (nodes, tb_hits) in &helpers {
+                    it.nodes += nodes.load(Ordering::Relaxed);
+                    it.tbhits += tb_hits.load(Ordering::Relaxed);
+                }
+                output(&format::info(mode, &it, show_wdl))
             });
         // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
         while !self.control.stop.load(Ordering::Relaxed)

@@ -378,7 +378,10 @@ struct Info {
     nodes: u64,
     nps: u64,
     hashfull: u32,
+    tbhits: u64,
     time: u64,
+    /// `wdl W D L` (only with UCI_ShowWDL).
+    wdl: Option<(u32, u32, u32)>,
     pv: Vec<String>,
 }
 
@@ -397,6 +400,7 @@ impl Info {
         let (mut nps, mut hashfull, mut time, mut score) = (None, None, None, None);
         let mut bound = None;
         let mut pv = None;
+        let (mut tbhits, mut wdl) = (None, None);
         while let Some(key) = words.next() {
             match key {
                 "depth" => depth = Some(number(line, key, words.next())),
@@ -406,6 +410,13 @@ impl Info {
                 "nps" => nps = Some(number(line, key, words.next())),
                 "hashfull" => hashfull = Some(number(line, key, words.next())),
                 "time" => time = Some(number(line, key, words.next())),
+                "tbhits" => tbhits = Some(number(line, key, words.next())),
+                "wdl" => {
+                    let w = number(line, "wdl", words.next());
+                    let d = number(line, "wdl", words.next());
+                    let l = number(line, "wdl", words.next());
+                    wdl = Some((w, d, l));
+                }
                 "score" => {
                     score = match words.next() {
                         Some("cp") => Some(Score::Cp(number(line, "cp", words.next()))),
@@ -436,6 +447,8 @@ impl Info {
             nps: nps.unwrap_or_else(|| missing("nps")),
             hashfull: hashfull.unwrap_or_else(|| missing("hashfull")),
             time: time.unwrap_or_else(|| missing("time")),
+            tbhits: tbhits.unwrap_or_else(|| missing("tbhits")),
+            wdl,
             bound,
             pv,
         }
@@ -558,6 +571,13 @@ fn handshake_lists_id_and_options() {
         "option name Move Overhead type spin default ",
         "option name Ponder type check default false",
         "option name UCI_Chess960 type check default false",
+        "option name MultiPV type spin default 1 min 1 max 256",
+        "option name UCI_ShowWDL type check default false",
+        "option name UCI_Opponent type string default <empty>",
+        "option name SyzygyPath type string default <empty>",
+        "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
+        "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
+        "option name Syzygy50MoveRule type check default true",
     ] {
         assert!(
             lines.iter().any(|l| l.starts_with(option)),
@@ -678,6 +698,24 @@ fn bad_input_gives_one_info_string_and_changes_nothing() {
         (
             "UCI_Chess960 not a bool",
             b"setoption name UCI_Chess960 value 1",
+        ),
+        ("MultiPV 0", b"setoption name MultiPV value 0"),
+        ("MultiPV too big", b"setoption name MultiPV value 257"),
+        (
+            "UCI_ShowWDL not a bool",
+            b"setoption name UCI_ShowWDL value yes",
+        ),
+        (
+            "SyzygyProbeDepth 0",
+            b"setoption name SyzygyProbeDepth value 0",
+        ),
+        (
+            "SyzygyProbeLimit too big",
+            b"setoption name SyzygyProbeLimit value 8",
+        ),
+        (
+            "Syzygy50MoveRule not a bool",
+            b"setoption name Syzygy50MoveRule value 2",
         ),
         ("unknown option", b"setoption name Frobnication value 3"),
         ("setoption without name", b"setoption Hash value 5"),
@@ -1604,4 +1642,375 @@ fn ten_millisecond_clock_on_a_loaded_machine() {
         times[times.len() / 2]
     );
     assert!(p95 < Duration::from_millis(10), "95th percentile {p95:?}");
+}
+
+/// The `info` lines of one search grouped by depth: `lines[d]` holds the exact lines of
+/// depth d in the order printed.
+fn exact_lines_by_depth(search: &Search) -> std::collections::BTreeMap<u32, Vec<Info>> {
+    let mut by_depth: std::collections::BTreeMap<u32, Vec<Info>> = Default::default();
+    for info in search.iterations() {
+        if info.bound.is_none() {
+            by_depth.entry(info.depth).or_default().push(info);
+        }
+    }
+    by_depth
+}
+
+#[test]
+fn multipv_reports_the_best_lines_each_iteration() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    e.send("setoption name MultiPV value 3");
+    e.send(&format!("position fen {KIWIPETE}"));
+    let search = e.go("go depth 6");
+    let by_depth = exact_lines_by_depth(&search);
+    assert_eq!(
+        by_depth.keys().copied().collect::<Vec<_>>(),
+        (1..=6).collect::<Vec<_>>()
+    );
+    for (depth, lines) in &by_depth {
+        let numbers: Vec<u32> = lines.iter().map(|i| i.multipv).collect();
+        assert_eq!(numbers, vec![1, 2, 3], "depth {depth}: {lines:?}");
+        let firsts: std::collections::HashSet<&str> =
+            lines.iter().map(|i| i.pv[0].as_str()).collect();
+        assert_eq!(
+            firsts.len(),
+            3,
+            "depth {depth}: first moves not distinct: {lines:?}"
+        );
+        for info in lines {
+            let pv: Vec<&str> = info.pv.iter().map(String::as_str).collect();
+            if let Err(err) = play_line(KIWIPETE, false, &pv) {
+                panic!("illegal PV in {info:?}: {err}");
+            }
+        }
+    }
+    let last = &by_depth[&6];
+    assert_eq!(search.best(), last[0].pv[0], "bestmove is not line 1");
+    // Line 1 is the best: the other lines were searched without its move and score no
+    // higher (a null-window re-search could differ, but not by more than a little).
+    let cp = |i: &Info| match i.score {
+        Score::Cp(cp) => cp,
+        Score::Mate(m) => 100_000 * m.signum(),
+    };
+    assert!(cp(&last[1]) <= cp(&last[0]) + 30, "{last:?}");
+
+    // Fewer legal moves than lines: one line per legal move. searchmoves limits them too.
+    e.send("position fen 7k/8/8/8/8/8/6q1/7K w - - 0 1");
+    let search = e.go("go depth 4");
+    let by_depth = exact_lines_by_depth(&search);
+    for (depth, lines) in &by_depth {
+        assert_eq!(
+            lines.len(),
+            1,
+            "depth {depth}: only Kxg2 is legal: {lines:?}"
+        );
+    }
+    e.send("position startpos");
+    let search = e.go("go depth 5 searchmoves e2e4 d2d4");
+    for (depth, lines) in &exact_lines_by_depth(&search) {
+        let mut firsts: Vec<&str> = lines.iter().map(|i| i.pv[0].as_str()).collect();
+        firsts.sort();
+        assert_eq!(firsts, ["d2d4", "e2e4"], "depth {depth}: {lines:?}");
+    }
+    // Back to one line: plain output again.
+    e.send("setoption name MultiPV value 1");
+    e.send(&format!("position fen {KIWIPETE}"));
+    let search = e.go("go depth 5");
+    check_search(KIWIPETE, false, &search);
+}
+
+#[test]
+fn show_wdl_adds_win_draw_loss_permille() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    e.send("position startpos");
+    let search = e.go("go depth 5");
+    assert!(
+        search.iterations().iter().all(|i| i.wdl.is_none()),
+        "wdl without UCI_ShowWDL"
+    );
+
+    e.send("setoption name UCI_ShowWDL value true");
+    for fen in [
+        STARTPOS,
+        KIWIPETE,
+        // White is a queen up: mostly a win for the side to move.
+        "4k3/8/8/8/8/8/PPP5/1K1Q4 w - - 0 1",
+        // The same seen from the side that is a queen down.
+        "4k3/8/8/8/8/8/PPP5/1K1Q4 b - - 0 1",
+    ] {
+        e.send(&format!("position fen {fen}"));
+        let search = e.go("go depth 6");
+        check_search(fen, false, &search);
+        for info in search.iterations() {
+            let Some((w, d, l)) = info.wdl else {
+                panic!("no wdl in {info:?}");
+            };
+            assert_eq!(w + d + l, 1000, "{info:?}");
+            match info.score {
+                Score::Cp(cp) if cp > 0 => assert!(w >= l, "{info:?}"),
+                Score::Cp(cp) if cp < 0 => assert!(w <= l, "{info:?}"),
+                Score::Cp(_) => assert_eq!(w, l, "{info:?}"),
+                Score::Mate(m) if m > 0 => assert_eq!((w, d, l), (1000, 0, 0), "{info:?}"),
+                Score::Mate(_) => assert_eq!((w, d, l), (0, 0, 1000), "{info:?}"),
+            }
+        }
+        let last = search.last_exact();
+        let (w, _, l) = last.wdl.unwrap();
+        if fen.ends_with("w - - 0 1") && fen.starts_with("4k3") {
+            assert!(w > 900, "a queen up should be a near-certain win: {last:?}");
+        }
+        if fen.ends_with("b - - 0 1") {
+            assert!(
+                l > 900,
+                "a queen down should be a near-certain loss: {last:?}"
+            );
+        }
+    }
+    // A forced mate: certain.
+    e.send("position fen 6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1");
+    let search = e.go("go depth 4");
+    assert_eq!(search.last_exact().wdl, Some((1000, 0, 0)));
+}
+
+#[test]
+fn uci_opponent_is_accepted_and_ignored() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    let out = e.sync_after("setoption name UCI_Opponent value GM 2800 human Some Player");
+    assert!(out.is_empty(), "{out:?}");
+    let out = e.sync_after("setoption name UCI_Opponent value none none computer Stockfish 17");
+    assert!(out.is_empty(), "{out:?}");
+    e.send("position startpos");
+    check_search(STARTPOS, false, &e.go("go depth 4"));
+}
+
+#[test]
+fn ponder_move_is_legal_and_absent_when_the_best_move_ends_the_game() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    e.send("setoption name Ponder value true");
+    // The best (or only allowed) move ends the game: mate, stalemate, insufficient material,
+    // the fifty-move rule. No ponder move then.
+    for (fen, go, expected) in [
+        ("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", "go depth 5", "a1a8"),
+        (
+            "r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5Q2/PPPP1PPP/RNB1K1NR w KQkq - 2 3",
+            "go depth 5",
+            "f3f7",
+        ),
+        (
+            "k7/8/1K6/8/8/8/8/2Q5 w - - 0 1",
+            "go depth 4 searchmoves c1c7",
+            "c1c7",
+        ),
+        (
+            "8/8/8/4k3/8/8/3p4/3K4 w - - 0 1",
+            "go depth 4 searchmoves d1d2",
+            "d1d2",
+        ),
+        (
+            "8/8/8/4k3/8/8/8/R3K3 w - - 99 90",
+            "go depth 4 searchmoves a1a2",
+            "a1a2",
+        ),
+    ] {
+        e.send(&format!("position fen {fen}"));
+        let search = e.go(go);
+        assert_eq!(search.best(), expected, "{fen}: {}", search.bestmove);
+        assert_eq!(search.ponder(), None, "{fen}: {}", search.bestmove);
+    }
+    // Otherwise the ponder move is there and legal after the best move.
+    for fen in [
+        STARTPOS,
+        KIWIPETE,
+        "8/8/8/4k3/8/8/8/R3K3 w - - 90 90",
+        "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+    ] {
+        e.send(&format!("position fen {fen}"));
+        let search = e.go("go depth 6");
+        check_search(fen, false, &search);
+        assert!(
+            search.ponder().is_some(),
+            "{fen}: no ponder move: {}",
+            search.bestmove
+        );
+    }
+}
+
+/// The 3- and 4-piece Syzygy tables shipped beside the repository, if present.
+fn syzygy_dir() -> Option<String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/syzygy");
+    if std::path::Path::new(dir).join("KRvK.rtbw").is_file() {
+        Some(dir.to_string())
+    } else {
+        let message = format!("SKIPPED: no Syzygy tables at {dir}");
+        println!("{message}");
+        eprintln!("{message}");
+        None
+    }
+}
+
+fn tablebase(dir: &str) -> shakmaty_syzygy::Tablebase<Chess> {
+    let mut tables = shakmaty_syzygy::Tablebase::new();
+    tables
+        .add_directory(dir)
+        .expect("the table directory reads");
+    tables
+}
+
+/// The tables' verdict for the side to move after `moves` from `fen`, with its halfmove
+/// clock (so the fifty-move rule counts).
+fn wdl_after(
+    tables: &shakmaty_syzygy::Tablebase<Chess>,
+    fen: &str,
+    moves: &[&str],
+) -> shakmaty_syzygy::AmbiguousWdl {
+    let pos = play_line(fen, false, moves).unwrap_or_else(|e| panic!("{e}"));
+    tables
+        .probe_wdl(&pos)
+        .expect("the position is in the tables")
+}
+
+/// Sets SyzygyPath and checks the engine's report of what it found.
+fn engine_with_tables(dir: &str) -> Engine {
+    let mut e = Engine::ready();
+    let out = e.sync_after(&format!("setoption name SyzygyPath value {dir}"));
+    assert!(
+        out.len() == 1 && out[0].starts_with("info string Syzygy: ") && out[0].contains("4 pieces"),
+        "{out:?}"
+    );
+    e
+}
+
+#[test]
+fn syzygy_path_that_is_empty_or_missing_disables_probing() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    for value in ["/nonexistent/syzygy", "", "<empty>"] {
+        let out = e.sync_after(&format!("setoption name SyzygyPath value {value}"));
+        assert!(
+            out.len() == 1 && out[0].starts_with("info string "),
+            "{value:?}: {out:?}"
+        );
+    }
+    let fen = "8/8/8/4k3/8/8/8/KR6 w - - 0 1";
+    e.send(&format!("position fen {fen}"));
+    let search = e.go("go depth 5");
+    check_search(fen, false, &search);
+    assert!(search.iterations().iter().all(|i| i.tbhits == 0));
+    let Some(dir) = syzygy_dir() else {
+        return;
+    };
+    // Tables, then a bad path again: probing is off again.
+    e = engine_with_tables(&dir);
+    e.send(&format!("position fen {fen}"));
+    assert!(e.go("go depth 5").last_exact().tbhits > 0);
+    e.sync_after("setoption name SyzygyPath value /nonexistent/syzygy");
+    assert!(e
+        .go("go depth 5")
+        .iterations()
+        .iter()
+        .all(|i| i.tbhits == 0));
+}
+
+#[test]
+fn syzygy_wins_are_kept_and_draws_held() {
+    let _cpu = shared_cpu();
+    let Some(dir) = syzygy_dir() else {
+        return;
+    };
+    let tables = tablebase(&dir);
+    let mut e = engine_with_tables(&dir);
+    use shakmaty_syzygy::AmbiguousWdl;
+    for (what, fen, win) in [
+        ("KRvK", "8/8/8/4k3/8/8/8/KR6 w - - 0 1", true),
+        ("KQvKR", "8/Q7/2k5/3r4/8/8/8/5K2 w - - 0 1", true),
+        // Several rook moves here lose the rook or walk into a skewer.
+        ("KRvKR", "8/8/8/6r1/8/4R3/K7/5k2 w - - 0 1", false),
+    ] {
+        assert_eq!(
+            wdl_after(&tables, fen, &[]),
+            if win {
+                AmbiguousWdl::Win
+            } else {
+                AmbiguousWdl::Draw
+            },
+            "{what}: wrong test position"
+        );
+        e.send(&format!("position fen {fen}"));
+        let search = e.go("go depth 6");
+        check_search(fen, false, &search);
+        let last = search.last_exact();
+        assert!(last.tbhits > 0, "{what}: no tablebase hits: {last:?}");
+        let after = wdl_after(&tables, fen, &[search.best()]);
+        if win {
+            assert_eq!(
+                after,
+                AmbiguousWdl::Loss,
+                "{what}: {} lets the win go",
+                search.best()
+            );
+            assert!(
+                matches!(last.score, Score::Cp(cp) if cp > 20_000)
+                    || matches!(last.score, Score::Mate(m) if m > 0),
+                "{what}: not a winning score: {last:?}"
+            );
+        } else {
+            assert_eq!(
+                after,
+                AmbiguousWdl::Draw,
+                "{what}: {} loses the draw",
+                search.best()
+            );
+            assert_eq!(last.score, Score::Cp(0), "{what}: {last:?}");
+        }
+    }
+}
+
+#[test]
+fn syzygy_dtz_keeps_a_win_from_the_fifty_move_rule() {
+    let _cpu = shared_cpu();
+    let Some(dir) = syzygy_dir() else {
+        return;
+    };
+    let tables = tablebase(&dir);
+    use shakmaty_syzygy::AmbiguousWdl;
+    // Mate (the next zeroing move) is 29 plies away with best play; with 70 plies already on
+    // the clock only the moves that keep it at 28 plies for the defender (Re1, Kb2) still win
+    // under the fifty-move rule. Every other rook or king move lets it become a draw.
+    let fen = "8/8/8/4k3/8/8/8/KR6 w - - 70 80";
+    let keeping: Vec<String> = board(fen, false)
+        .legal_moves()
+        .iter()
+        .map(|m| m.to_uci(CastlingMode::Standard).to_string())
+        .filter(|m| wdl_after(&tables, fen, &[m]) == AmbiguousWdl::Loss)
+        .collect();
+    assert!(
+        !keeping.is_empty() && keeping.len() <= 3,
+        "wrong test position: {keeping:?}"
+    );
+    let mut e = engine_with_tables(&dir);
+    for depth in [1, 4, 8] {
+        e.send(&format!("position fen {fen}"));
+        let search = e.go(&format!("go depth {depth}"));
+        check_search(fen, false, &search);
+        assert!(
+            keeping.iter().any(|m| m == search.best()),
+            "depth {depth}: {} does not keep the win (only {keeping:?} do)",
+            search.best()
+        );
+        assert!(
+            matches!(search.last_exact().score, Score::Cp(cp) if cp > 20_000),
+            "{:?}",
+            search.last_exact()
+        );
+    }
+    // With Syzygy50MoveRule off the fifty-move rule is ignored: the win counts for every move
+    // that wins at all, so the score stays a win whatever is played.
+    e.send("setoption name Syzygy50MoveRule value false");
+    e.send(&format!("position fen {fen}"));
+    let search = e.go("go depth 4");
+    assert!(matches!(search.last_exact().score, Score::Cp(cp) if cp > 20_000));
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use shakmaty::Move;
 
 use crate::position::Position;
+use crate::syzygy::{Outcome, Tablebases};
 use crate::time::{soft_scale, SearchTrend, TimeLimits};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use history::History;
@@ -140,6 +141,8 @@ pub struct Control {
 /// One finished (or failed-aspiration) iteration, for `info` lines.
 #[derive(Clone, Debug)]
 pub struct Iteration {
+    /// Which PV line this is (1 = best; more with MultiPV).
+    pub multipv: usize,
     pub depth: i32,
     pub seldepth: usize,
     pub score: i32,
@@ -147,6 +150,7 @@ pub struct Iteration {
     pub nodes: u64,
     pub elapsed: Duration,
     pub hashfull: usize,
+    pub tbhits: u64,
     pub pv: Vec<Move>,
 }
 
@@ -182,6 +186,13 @@ pub struct Searcher {
     pub helper_id: usize,
     pub config: SearchConfig,
     pub stats: Stats,
+    /// How many best root moves to search and report (MultiPV); line 1 is the one played.
+    pub multipv: usize,
+    /// Syzygy tables and probing options for the next search.
+    pub tablebases: Tablebases,
+    /// This thread's tablebase hits, published with `node_counter`.
+    pub tb_hit_counter: Arc<AtomicU64>,
+    tb_hits: u64,
     history: History,
     control: Arc<Control>,
     limits: Limits,
@@ -203,6 +214,13 @@ pub struct Searcher {
     /// The move a singular-extension search leaves out, per ply.
     excluded: [Option<Move>; MAX_PLY + 1],
     root_moves: Vec<Move>,
+    /// MultiPV: the PV line being searched (0 = best) and the root moves of the lines
+    /// already found in this iteration, which the root leaves out.
+    pv_index: usize,
+    root_excluded: Vec<Move>,
+    /// The tablebase value of the root, shown instead of the search score unless the
+    /// search finds a mate.
+    root_tb_score: Option<i32>,
 }
 
 impl Searcher {
@@ -213,6 +231,10 @@ impl Searcher {
             helper_id: 0,
             config: SearchConfig::default(),
             stats: Stats::default(),
+            multipv: 1,
+            tablebases: Tablebases::default(),
+            tb_hit_counter: Arc::new(AtomicU64::new(0)),
+            tb_hits: 0,
             history: History::default(),
             control,
             limits: Limits::default(),
@@ -228,6 +250,9 @@ impl Searcher {
             excluded: [None; MAX_PLY + 1],
             root_move_nodes: Vec::new(),
             root_moves: Vec::new(),
+            pv_index: 0,
+            root_excluded: Vec::new(),
+            root_tb_score: None,
         }
     }
 
@@ -251,7 +276,12 @@ impl Searcher {
         self.start = Instant::now();
         self.clock_start = self.start;
         self.node_counter.store(0, Ordering::Relaxed);
+        self.tb_hit_counter.store(0, Ordering::Relaxed);
         self.nodes = 0;
+        self.tb_hits = 0;
+        self.pv_index = 0;
+        self.root_excluded.clear();
+        self.root_tb_score = None;
         self.stats = Stats::default();
         self.stopped = false;
         self.limits = limits;
@@ -266,6 +296,21 @@ impl Searcher {
             .collect();
         if self.root_moves.is_empty() {
             self.root_moves = legal.to_vec();
+        }
+        // In the tablebases, only the moves that keep the root's outcome are searched
+        // (winning ones by distance to zeroing, shortest first), so a won ending is never
+        // drawn by the fifty-move rule and a drawn one never lost.
+        if let Some(ranking) = self
+            .tablebases
+            .rank_root_moves(pos.board(), &self.root_moves)
+        {
+            self.tb_hits += self.root_moves.len() as u64;
+            self.root_moves = ranking.moves;
+            self.root_tb_score = Some(match ranking.outcome {
+                Outcome::Win => TB_WIN - 1,
+                Outcome::Draw => DRAW,
+                Outcome::Loss => -TB_WIN + 1,
+            });
         }
         let mut result = SearchResult {
             best_move: self.root_moves.first().copied(),
@@ -290,12 +335,17 @@ impl Searcher {
             best_move_node_share: 0.0,
             score_drop: 0,
         };
+        // MultiPV: line k searches the root without the first moves of lines 1..k-1.
+        let lines = self.multipv.clamp(1, self.root_moves.len());
+        let mut later_line_scores = vec![0; lines - 1];
         for depth in first_depth..=max_depth {
             let iteration_start = self.elapsed();
             let nodes_before = self.nodes;
             self.seldepth = 0;
             self.in_first_iteration = depth == first_depth;
             self.root_move_nodes.clear();
+            self.root_excluded.clear();
+            self.pv_index = 0;
             let score = self.aspiration(pos, depth, previous_score, report);
             if self.stopped && depth > first_depth {
                 break;
@@ -316,19 +366,40 @@ impl Searcher {
                 nodes: self.nodes,
                 pv: pv.clone(),
             };
+            report(&self.iteration(depth, score, Bound::Exact, pv));
+            for (k, line_score) in later_line_scores.iter_mut().enumerate() {
+                if self.stopped {
+                    break;
+                }
+                let Some(&first) = self.pv[0][0].as_ref() else {
+                    break;
+                };
+                self.root_excluded.push(first);
+                self.pv_index = k + 1;
+                self.pv_len[0] = 0;
+                *line_score = self.aspiration(pos, depth, *line_score, report);
+                if self.stopped || self.pv_len[0] == 0 {
+                    break;
+                }
+                report(&self.iteration(depth, *line_score, Bound::Exact, self.root_pv()));
+            }
+            self.pv_index = 0;
             self.stats
                 .iteration_nodes
                 .push((depth, self.nodes - nodes_before));
-            report(&self.iteration(depth, score, Bound::Exact, pv));
             if self.stopped || self.should_stop_deepening(depth, score, iteration_start, &trend) {
                 break;
             }
         }
-        if result.ponder_move.is_none() {
-            result.ponder_move = self.ponder_from_tt(pos, result.best_move);
+        result.ponder_move = self.ponder_move(pos, &result);
+        if let Some(tb_score) = self.root_tb_score {
+            if result.score.abs() < MATE_BOUND {
+                result.score = tb_score;
+            }
         }
         self.stats.nodes = self.nodes;
         self.node_counter.store(self.nodes, Ordering::Relaxed);
+        self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
         result
     }
 
@@ -447,7 +518,13 @@ impl Searcher {
     }
 
     fn iteration(&self, depth: i32, score: i32, bound: Bound, pv: Vec<Move>) -> Iteration {
+        // A tablebase root shows the tablebase value, unless the search has found a mate.
+        let (score, bound) = match self.root_tb_score {
+            Some(tb) if self.pv_index == 0 && score.abs() < MATE_BOUND => (tb, Bound::Exact),
+            _ => (score, bound),
+        };
         Iteration {
+            multipv: self.pv_index + 1,
             depth,
             seldepth: self.seldepth.max(depth as usize),
             score,
@@ -455,6 +532,7 @@ impl Searcher {
             nodes: self.nodes,
             elapsed: self.elapsed(),
             hashfull: self.tt.hashfull(),
+            tbhits: self.tb_hits,
             pv,
         }
     }
@@ -467,14 +545,27 @@ impl Searcher {
             .collect()
     }
 
-    /// A ponder move when the PV was cut short: the TT move of the position after `best`.
-    fn ponder_from_tt(&self, pos: &mut Position, best: Option<Move>) -> Option<Move> {
-        let best = best?;
+    /// The move to ponder on after `result.best_move`: the PV's second move, or the TT move
+    /// of the position after it when the PV was cut short; always legal there, and none when
+    /// the best move ends the game (mate, stalemate, a draw by rule or a repetition).
+    fn ponder_move(&self, pos: &mut Position, result: &SearchResult) -> Option<Move> {
+        let best = result.best_move?;
         pos.make_move(best);
-        let reply = self
-            .tt
-            .probe(pos.key())
-            .and_then(|e| e.mv.find_in(&pos.legal_moves()));
+        let legal = pos.legal_moves();
+        let game_over = legal.is_empty()
+            || pos.is_insufficient_material()
+            || pos.is_fifty_move_draw()
+            || pos.is_repetition();
+        let reply = if game_over {
+            None
+        } else {
+            result
+                .pv
+                .get(1)
+                .copied()
+                .filter(|m| legal.contains(m))
+                .or_else(|| self.tt.probe(pos.key()).and_then(|e| e.mv.find_in(&legal)))
+        };
         pos.unmake_move();
         reply
     }
@@ -504,6 +595,7 @@ impl Searcher {
         }
         if self.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
             self.node_counter.store(self.nodes, Ordering::Relaxed);
+            self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
             if let Some(time) = self.limits.time {
                 if self.control.pondering.load(Ordering::Relaxed) {
                     // The clock starts at ponderhit: restart it for as long as we ponder.
@@ -540,6 +632,29 @@ pub fn tt_bound_cuts(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
 }
 
 impl Searcher {
+    /// Stores a tablebase result: exact for draws, a bound for wins and losses.
+    #[inline]
+    fn store_tablebase(
+        &self,
+        key: u64,
+        ply: usize,
+        depth: i32,
+        score: i32,
+        bound: Bound,
+        static_eval: i32,
+    ) {
+        self.tt.store(
+            key,
+            TtEntry {
+                mv: PackedMove::NONE,
+                score: score_to_tt(score, ply),
+                eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
+                depth: (depth + TB_DEPTH_BONUS).clamp(0, MAX_PLY as i32) as u8,
+                bound,
+            },
+        );
+    }
+
     /// Stores a node's fail-soft result, with the bound kind its window implies.
     #[inline]
     fn store_result(
@@ -571,12 +686,13 @@ impl Searcher {
     }
 }
 
-/// Mate scores are stored relative to the node (distance from it), not the root.
+/// Mate and tablebase scores are stored relative to the node (distance from it), not the
+/// root.
 #[inline]
 pub fn score_to_tt(score: i32, ply: usize) -> i16 {
-    let s = if score > MATE_BOUND {
+    let s = if score > TB_WIN_BOUND {
         score + ply as i32
-    } else if score < -MATE_BOUND {
+    } else if score < -TB_WIN_BOUND {
         score - ply as i32
     } else {
         score
@@ -587,9 +703,9 @@ pub fn score_to_tt(score: i32, ply: usize) -> i16 {
 #[inline]
 pub fn score_from_tt(score: i16, ply: usize) -> i32 {
     let s = i32::from(score);
-    if s > MATE_BOUND {
+    if s > TB_WIN_BOUND {
         s - ply as i32
-    } else if s < -MATE_BOUND {
+    } else if s < -TB_WIN_BOUND {
         s + ply as i32
     } else {
         s
@@ -612,7 +728,14 @@ mod tests {
     #[test]
     fn tt_mate_scores_round_trip() {
         for ply in [0, 3, 17] {
-            for s in [MATE - 5 - ply as i32, -MATE + 9 + ply as i32, 120, -3] {
+            for s in [
+                MATE - 5 - ply as i32,
+                -MATE + 9 + ply as i32,
+                TB_WIN - 7 - ply as i32,
+                -TB_WIN + 2 + ply as i32,
+                120,
+                -3,
+            ] {
                 assert_eq!(score_from_tt(score_to_tt(s, ply), ply), s);
             }
         }

@@ -9,6 +9,7 @@ use crate::eval::evaluate;
 use crate::movepick::{MovePicker, StagedPicker};
 use crate::position::Position;
 use crate::see::see_at_least;
+use crate::syzygy::Outcome;
 use crate::tt::{Bound, PackedMove};
 
 /// Searches `pos` to `depth` plies and returns its fail-soft value within (alpha, beta).
@@ -98,6 +99,48 @@ pub fn negamax(
             }
         }
     }
+    // Step 4b. Tablebases: right after a capture or pawn move (the WDL tables assume a
+    // fresh fifty-move clock) the tables know the game-theoretic result. A win or loss is a
+    // bound (the exact distance is unknown), a draw is exact; a bound that settles the node
+    // ends it, otherwise at PV nodes it limits the value the search may return.
+    let mut tb_floor = -INFINITY;
+    let mut tb_ceiling = INFINITY;
+    if s.tablebases.cardinality > 0
+        && !is_root
+        && excluded.is_none()
+        && depth >= s.tablebases.probe_depth
+        && pos.board().halfmoves() == 0
+        && s.tablebases.covers(pos.board())
+    {
+        if let Some(outcome) = s.tablebases.probe_wdl(pos.board()) {
+            s.tb_hits += 1;
+            let (score, bound) = match outcome {
+                Outcome::Win => (TB_WIN - ply as i32, Bound::Lower),
+                Outcome::Draw => (DRAW, Bound::Exact),
+                Outcome::Loss => (-TB_WIN + ply as i32, Bound::Upper),
+            };
+            if tt_bound_cuts(bound, score, alpha, beta) {
+                let eval = if in_check {
+                    -INFINITY
+                } else {
+                    evaluate(pos.board())
+                };
+                s.store_tablebase(key, ply, depth, score, bound, eval);
+                return score;
+            }
+            if is_pv_node {
+                match bound {
+                    Bound::Lower => {
+                        tb_floor = score;
+                        alpha = alpha.max(score);
+                    }
+                    Bound::Upper => tb_ceiling = score,
+                    Bound::Exact => {}
+                }
+            }
+        }
+    }
+
     // Step 4a. Internal iterative reduction: without a TT move the ordering is poor and
     // the node likely unimportant, so search it a ply shallower (the next visit has a move).
     if s.config.internal_iterative_reduction
@@ -183,7 +226,11 @@ pub fn negamax(
     };
     let mut list_picker = (is_root || !s.config.staged_move_ordering).then(|| {
         let moves = if is_root {
-            s.root_moves.iter().copied().collect()
+            s.root_moves
+                .iter()
+                .copied()
+                .filter(|m| !s.root_excluded.contains(m))
+                .collect()
         } else {
             pos.legal_moves()
         };
@@ -372,8 +419,11 @@ pub fn negamax(
         return if in_check { -MATE + ply as i32 } else { DRAW };
     }
 
-    // Step 9. Remember the result with the kind of bound it is.
-    if s.config.use_tt && excluded.is_none() {
+    best_score = best_score.clamp(tb_floor, tb_ceiling);
+
+    // Step 9. Remember the result with the kind of bound it is. Not at the root of a MultiPV
+    // line after the first: that search left the best moves out.
+    if s.config.use_tt && excluded.is_none() && !(is_root && s.pv_index > 0) {
         s.store_result(
             key,
             ply,

@@ -12,6 +12,15 @@ pub const MATE_BOUND: i32 = MATE - MAX_PLY as i32;
 pub const INFINITY: i32 = MATE + 1;
 pub const DRAW: i32 = 0;
 
+/// A tablebase win `ply` plies from the root scores `TB_WIN - ply`: below every mate score,
+/// above every evaluation. Scores beyond TB_WIN_BOUND are tablebase wins or mates, and like
+/// mates they are stored in the TT relative to the node.
+pub const TB_WIN: i32 = MATE_BOUND - 1 - MAX_PLY as i32;
+pub const TB_WIN_BOUND: i32 = TB_WIN - MAX_PLY as i32;
+/// A tablebase result is exact whatever the depth: stored this many plies deeper than the
+/// node so ordinary entries do not replace it.
+pub const TB_DEPTH_BONUS: i32 = 6;
+
 /// Aspiration windows start at this depth, this wide (cp), and grow by this factor on a miss.
 pub const ASPIRATION_MIN_DEPTH: i32 = 4;
 pub const ASPIRATION_INITIAL_WINDOW: i32 = 25;

@@ -21,18 +21,29 @@ pub fn score(score: i32, bound: Bound) -> String {
     s
 }
 
-pub fn info(mode: CastlingMode, it: &Iteration) -> String {
+/// `wdl W D L`: permille from the side to move's view (UCI_ShowWDL).
+pub fn wdl(score: i32) -> String {
+    let (w, d, l) = super::wdl::wdl(score);
+    format!("wdl {w} {d} {l}")
+}
+
+pub fn info(mode: CastlingMode, it: &Iteration, show_wdl: bool) -> String {
     let millis = it.elapsed.as_millis() as u64;
     let nps = it.nodes * 1000 / millis.max(1);
     let mut line = format!(
-        "info depth {} seldepth {} multipv 1 {} nodes {} nps {} hashfull {} time {}",
+        "info depth {} seldepth {} multipv {} {}",
         it.depth,
         it.seldepth,
-        score(it.score, it.bound),
-        it.nodes,
-        nps,
-        it.hashfull,
-        millis
+        it.multipv,
+        score(it.score, it.bound)
+    );
+    if show_wdl {
+        let _ = write!(line, " {}", wdl(it.score));
+    }
+    let _ = write!(
+        line,
+        " nodes {} nps {} hashfull {} tbhits {} time {}",
+        it.nodes, nps, it.hashfull, it.tbhits, millis
     );
     if !it.pv.is_empty() {
         line.push_str(" pv");

@@ -5,6 +5,7 @@
 pub mod format;
 mod options;
 mod parse;
+pub mod wdl;
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
@@ -13,7 +14,8 @@ use shakmaty::Position as _;
 
 use crate::eval;
 use crate::position::Position;
-use crate::threads::{Job, Output, SearchThread};
+use crate::syzygy::{self, LoadedTables, Tablebases};
+use crate::threads::{Job, Output, SearchSetup, SearchThread};
 use crate::tt::TranspositionTable;
 pub use options::Options;
 use parse::{Command, GoCommand};
@@ -38,6 +40,8 @@ pub struct Engine {
     worker: SearchThread,
     output: Output,
     debug: bool,
+    /// Syzygy tables from `SyzygyPath`; each search gets a handle to the current ones.
+    tablebases: Option<LoadedTables>,
     /// Changes that arrived during a search, applied once it has ended.
     pending_hash_mb: Option<usize>,
     pending_threads: Option<usize>,
@@ -56,6 +60,7 @@ impl Engine {
             worker,
             output,
             debug: false,
+            tablebases: None,
             pending_hash_mb: None,
             pending_threads: None,
             pending_clear: false,
@@ -193,6 +198,7 @@ impl Engine {
                     self.worker.send(Job::SetThreads(threads));
                 }
             }
+            options::Change::SyzygyPath(path) => self.load_tablebases(&path),
             options::Change::ClearHash => {
                 if self.worker.is_busy() {
                     self.pending_clear = true;
@@ -200,6 +206,23 @@ impl Engine {
                 } else {
                     self.tt.clear();
                 }
+            }
+        }
+    }
+
+    /// Scans `SyzygyPath` again. A search already running keeps the tables it started with.
+    fn load_tablebases(&mut self, path: &str) {
+        match syzygy::load(path) {
+            Ok(tables) => {
+                self.info_string(&format!(
+                    "Syzygy: {} table files, up to {} pieces",
+                    tables.files, tables.max_pieces
+                ));
+                self.tablebases = Some(tables);
+            }
+            Err(why) => {
+                self.tablebases = None;
+                self.info_string(&why);
             }
         }
     }
@@ -266,12 +289,23 @@ impl Engine {
         let us = self.position.turn();
         let limits = go.limits(us, self.options.move_overhead_ms);
         let infinite = go.infinite;
+        let setup = SearchSetup {
+            multipv: self.options.multipv,
+            show_wdl: self.options.show_wdl,
+            tablebases: Tablebases::new(
+                self.tablebases.as_ref(),
+                self.options.syzygy_probe_limit,
+                self.options.syzygy_probe_depth,
+                self.options.syzygy_50_move_rule,
+            ),
+        };
         self.worker.start(
             Job::Search {
                 position,
                 limits,
                 infinite,
                 debug: self.debug,
+                setup,
             },
             go.ponder,
         );

@@ -1,8 +1,12 @@
 //! UCI options: their declarations, current values and validation.
 
+use crate::syzygy::{DEFAULT_PROBE_DEPTH, MAX_PROBE_DEPTH, MAX_TB_PIECES};
 use crate::tt::{DEFAULT_HASH_MB, MAX_HASH_MB, MIN_HASH_MB};
 
 pub const MAX_THREADS: usize = 1024;
+pub const MAX_MULTIPV: usize = 256;
+/// How a UCI string option shows "no value".
+pub const EMPTY_STRING: &str = "<empty>";
 pub const DEFAULT_MOVE_OVERHEAD_MS: u64 = 10;
 pub const MAX_MOVE_OVERHEAD_MS: u64 = 5000;
 
@@ -13,6 +17,12 @@ pub struct Options {
     pub move_overhead_ms: u64,
     pub ponder: bool,
     pub chess960: bool,
+    pub multipv: usize,
+    pub show_wdl: bool,
+    pub syzygy_path: String,
+    pub syzygy_probe_depth: i32,
+    pub syzygy_probe_limit: usize,
+    pub syzygy_50_move_rule: bool,
 }
 
 impl Default for Options {
@@ -23,6 +33,12 @@ impl Default for Options {
             move_overhead_ms: DEFAULT_MOVE_OVERHEAD_MS,
             ponder: false,
             chess960: false,
+            multipv: 1,
+            show_wdl: false,
+            syzygy_path: EMPTY_STRING.to_string(),
+            syzygy_probe_depth: DEFAULT_PROBE_DEPTH,
+            syzygy_probe_limit: MAX_TB_PIECES,
+            syzygy_50_move_rule: true,
         }
     }
 }
@@ -34,6 +50,8 @@ pub enum Change {
     Hash(usize),
     ClearHash,
     Threads(usize),
+    /// Rescan the tablebase directories.
+    SyzygyPath(String),
 }
 
 pub fn declarations() -> Vec<String> {
@@ -48,6 +66,17 @@ pub fn declarations() -> Vec<String> {
         ),
         "option name Ponder type check default false".to_string(),
         "option name UCI_Chess960 type check default false".to_string(),
+        format!("option name MultiPV type spin default 1 min 1 max {MAX_MULTIPV}"),
+        "option name UCI_ShowWDL type check default false".to_string(),
+        format!("option name UCI_Opponent type string default {EMPTY_STRING}"),
+        format!("option name SyzygyPath type string default {EMPTY_STRING}"),
+        format!(
+            "option name SyzygyProbeDepth type spin default {DEFAULT_PROBE_DEPTH} min 1 max {MAX_PROBE_DEPTH}"
+        ),
+        format!(
+            "option name SyzygyProbeLimit type spin default {MAX_TB_PIECES} min 0 max {MAX_TB_PIECES}"
+        ),
+        "option name Syzygy50MoveRule type check default true".to_string(),
     ]
 }
 
@@ -101,6 +130,40 @@ impl Options {
                 self.chess960 = check("UCI_Chess960", value)?;
                 Ok(Change::None)
             }
+            "multipv" => {
+                self.multipv = spin("MultiPV", value, 1, MAX_MULTIPV as u64)? as usize;
+                Ok(Change::None)
+            }
+            "uci_showwdl" => {
+                self.show_wdl = check("UCI_ShowWDL", value)?;
+                Ok(Change::None)
+            }
+            // Accepted for GUIs and lichess-bot, which announce the opponent; Basalt plays
+            // everyone the same way.
+            "uci_opponent" => Ok(Change::None),
+            "syzygypath" => {
+                let path = value.map(str::trim).unwrap_or_default();
+                self.syzygy_path = if path.is_empty() {
+                    EMPTY_STRING.to_string()
+                } else {
+                    path.to_string()
+                };
+                Ok(Change::SyzygyPath(self.syzygy_path.clone()))
+            }
+            "syzygyprobedepth" => {
+                self.syzygy_probe_depth =
+                    spin("SyzygyProbeDepth", value, 1, MAX_PROBE_DEPTH as u64)? as i32;
+                Ok(Change::None)
+            }
+            "syzygyprobelimit" => {
+                self.syzygy_probe_limit =
+                    spin("SyzygyProbeLimit", value, 0, MAX_TB_PIECES as u64)? as usize;
+                Ok(Change::None)
+            }
+            "syzygy50moverule" => {
+                self.syzygy_50_move_rule = check("Syzygy50MoveRule", value)?;
+                Ok(Change::None)
+            }
             _ => Err(format!("no such option: '{}'", super::parse::echo(name))),
         }
     }
@@ -130,5 +193,38 @@ mod tests {
         assert!(o.chess960);
         assert!(o.set("Ponder", Some("maybe")).is_err());
         assert!(!o.ponder);
+    }
+
+    #[test]
+    fn new_options_validate_their_values() {
+        let mut o = Options::default();
+        assert!(o.set("MultiPV", Some("0")).is_err());
+        assert!(o.set("MultiPV", Some("257")).is_err());
+        assert_eq!(o.multipv, 1);
+        o.set("multipv", Some("256")).unwrap();
+        assert_eq!(o.multipv, 256);
+        assert!(o.set("UCI_ShowWDL", Some("yes")).is_err());
+        o.set("UCI_ShowWDL", Some("true")).unwrap();
+        assert!(o.show_wdl);
+        assert!(o.set("SyzygyProbeDepth", Some("0")).is_err());
+        assert!(o.set("SyzygyProbeDepth", Some("101")).is_err());
+        assert!(o.set("SyzygyProbeLimit", Some("8")).is_err());
+        assert_eq!((o.syzygy_probe_depth, o.syzygy_probe_limit), (1, 7));
+        o.set("SyzygyProbeLimit", Some("0")).unwrap();
+        assert_eq!(o.syzygy_probe_limit, 0);
+        assert!(o.set("Syzygy50MoveRule", Some("1")).is_err());
+        assert!(o.syzygy_50_move_rule);
+        assert_eq!(
+            o.set("UCI_Opponent", Some("GM 2800 human Some One")),
+            Ok(Change::None)
+        );
+        assert_eq!(
+            o.set("SyzygyPath", Some("")),
+            Ok(Change::SyzygyPath(EMPTY_STRING.into()))
+        );
+        assert_eq!(
+            o.set("SyzygyPath", Some("/a:/b c")),
+            Ok(Change::SyzygyPath("/a:/b c".into()))
+        );
     }
 }
