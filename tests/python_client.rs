@@ -1,6 +1,7 @@
 //! Basalt driven by python-chess, the UCI client lichess-bot is built on: a pondering game of
 //! the engine against itself at 2 s + 0.02 s, a short Chess960 game and one `analyse`
-//! (`tests/python/selfplay.py` does the work and explains the checks).
+//! (`tests/python/selfplay.py` does the work and explains the checks); and MultiPV, WDL,
+//! lichess-bot's options, tablebases and pondering games (`tests/python/features.py`).
 //!
 //! Without python-chess the test is skipped with a message, except under CI (the `CI`
 //! environment variable is set), where the CI script installs it and a skip would hide a
@@ -8,11 +9,13 @@
 
 use std::io::Read;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_basalt");
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/selfplay.py");
+const FEATURES_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/features.py");
 
 /// The script ends in well under a minute; this only catches a hang the script's own
 /// watchdog missed.
@@ -36,8 +39,15 @@ fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
     })
 }
 
-#[test]
-fn python_chess_selfplay() {
+/// Runs `script` with python3 (binary path and `args` as arguments) and fails the test if it
+/// fails or hangs; prints its output either way.
+fn run_script(script: &str, args: &[&str]) {
+    // One script at a time: each runs two engines playing on the clock, and two scripts
+    // side by side on a two-core machine would be testing the scheduler.
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if !python_chess_available() {
         if std::env::var_os("CI").is_some() {
             panic!("python-chess not installed (pip install chess); CI is set, so it is required");
@@ -50,8 +60,9 @@ fn python_chess_selfplay() {
 
     let start = Instant::now();
     let mut child = Command::new("python3")
-        .arg(SCRIPT)
+        .arg(script)
         .arg(BINARY)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -76,9 +87,28 @@ fn python_chess_selfplay() {
     );
     print!("{stdout}");
     eprint!("{stderr}");
-    println!("python-chess selfplay took {:.1?}", start.elapsed());
+    println!("{script} took {:.1?}", start.elapsed());
     match status {
-        None => panic!("selfplay.py did not finish within {DEADLINE:?}"),
-        Some(status) => assert!(status.success(), "selfplay.py failed ({status})"),
+        None => panic!("{script} did not finish within {DEADLINE:?}"),
+        Some(status) => assert!(status.success(), "{script} failed ({status})"),
+    }
+}
+
+#[test]
+fn python_chess_selfplay() {
+    run_script(SCRIPT, &[]);
+}
+
+/// MultiPV 3 with UCI_ShowWDL through python-chess's info parser, lichess-bot's options set
+/// with `configure`, a tablebase analysis, and a standard and a Chess960 game with pondering
+/// (`tests/python/features.py`).
+#[test]
+fn python_chess_multipv_wdl_options_and_ponder() {
+    let syzygy = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/syzygy");
+    if std::path::Path::new(syzygy).is_dir() {
+        run_script(FEATURES_SCRIPT, &[syzygy]);
+    } else {
+        println!("no Syzygy tables at {syzygy}: the tablebase analysis is skipped");
+        run_script(FEATURES_SCRIPT, &[]);
     }
 }

@@ -1873,13 +1873,31 @@ fn wdl_after(
         .expect("the position is in the tables")
 }
 
-/// Sets SyzygyPath and checks the engine's report of what it found.
+/// Sets SyzygyPath and checks the engine's report of what it found, which comes with the
+/// next search (not right after `setoption`, where clients do not expect output).
 fn engine_with_tables(dir: &str) -> Engine {
     let mut e = Engine::ready();
     let out = e.sync_after(&format!("setoption name SyzygyPath value {dir}"));
+    assert!(out.is_empty(), "{out:?}");
+    e.send("position startpos");
+    let search = e.go("go depth 1");
+    let notes: Vec<&String> = search
+        .infos
+        .iter()
+        .filter(|l| l.starts_with("info string"))
+        .collect();
     assert!(
-        out.len() == 1 && out[0].starts_with("info string Syzygy: ") && out[0].contains("4 pieces"),
-        "{out:?}"
+        notes.len() == 1
+            && notes[0].starts_with("info string Syzygy: ")
+            && notes[0].contains("4 pieces"),
+        "{notes:?}"
+    );
+    // Only once.
+    let search = e.go("go depth 1");
+    assert!(
+        !search.infos.iter().any(|l| l.starts_with("info string")),
+        "{:?}",
+        search.infos
     );
     e
 }

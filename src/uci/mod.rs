@@ -42,6 +42,10 @@ pub struct Engine {
     debug: bool,
     /// Syzygy tables from `SyzygyPath`; each search gets a handle to the current ones.
     tablebases: Option<LoadedTables>,
+    /// What the last SyzygyPath scan found, printed when the next search starts: an
+    /// `info string` right after `setoption` (which has no reply) makes clients such as
+    /// python-chess log "unexpected engine output".
+    tablebase_note: Option<String>,
     /// Changes that arrived during a search, applied once it has ended.
     pending_hash_mb: Option<usize>,
     pending_threads: Option<usize>,
@@ -61,6 +65,7 @@ impl Engine {
             output,
             debug: false,
             tablebases: None,
+            tablebase_note: None,
             pending_hash_mb: None,
             pending_threads: None,
             pending_clear: false,
@@ -214,7 +219,7 @@ impl Engine {
     fn load_tablebases(&mut self, path: &str) {
         match syzygy::load(path) {
             Ok(tables) => {
-                self.info_string(&format!(
+                self.tablebase_note = Some(format!(
                     "Syzygy: {} table files, up to {} pieces",
                     tables.files, tables.max_pieces
                 ));
@@ -222,6 +227,7 @@ impl Engine {
             }
             Err(why) => {
                 self.tablebases = None;
+                self.tablebase_note = None;
                 self.info_string(&why);
             }
         }
@@ -299,6 +305,9 @@ impl Engine {
                 self.options.syzygy_50_move_rule,
             ),
         };
+        if let Some(note) = self.tablebase_note.take() {
+            self.info_string(&note);
+        }
         self.worker.start(
             Job::Search {
                 position,

@@ -46,6 +46,14 @@ class Traffic(logging.Handler):
 TRAFFIC = Traffic()
 
 
+def install_traffic_logger():
+    """Routes python-chess's UCI log into TRAFFIC (and nowhere else)."""
+    logger = logging.getLogger("chess.engine")
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(TRAFFIC)
+    logger.propagate = False
+
+
 def fail(why):
     print(f"FAIL: {why}", file=sys.stderr)
     print("--- recent UCI traffic ---", file=sys.stderr)
@@ -193,10 +201,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     binary = sys.argv[1]
-    logger = logging.getLogger("chess.engine")
-    logger.setLevel(logging.DEBUG)
-    logger.addHandler(TRAFFIC)
-    logger.propagate = False
+    install_traffic_logger()
 
     started = time.perf_counter()
     white = start_engine(binary, {"Hash": 16, "Threads": 1, "Move Overhead": 50})
