@@ -35,18 +35,22 @@ pub fn load(paths: &str) -> Result<LoadedTables, String> {
         .filter(|d| !d.is_empty())
         .collect();
     if dirs.is_empty() || paths.trim() == "<empty>" {
-        return Err("no SyzygyPath given; tablebases off".to_string());
+        return Err("SyzygyPath: no directory given; tablebases off".to_string());
     }
     let mut tables = Tablebase::new();
     let mut files = 0;
     for dir in dirs {
         match tables.add_directory(dir) {
             Ok(n) => files += n,
-            Err(e) => return Err(format!("cannot read SyzygyPath {dir}: {e}; tablebases off")),
+            Err(e) => {
+                return Err(format!(
+                    "SyzygyPath: cannot read {dir}: {e}; tablebases off"
+                ))
+            }
         }
     }
     if files == 0 {
-        return Err("no Syzygy table files in SyzygyPath; tablebases off".to_string());
+        return Err("SyzygyPath: no Syzygy table files found; tablebases off".to_string());
     }
     let max_pieces = tables.max_pieces();
     Ok(LoadedTables {

@@ -282,6 +282,8 @@ enum Notice {
     HashDeferred,
     ThreadsDeferred,
     ClearDeferred,
+    /// A SyzygyPath without tables (the fuzzer never gives one with tables).
+    SyzygyOff,
 }
 
 impl Notice {
@@ -302,6 +304,7 @@ impl Notice {
             Notice::HashDeferred => text.starts_with("Hash will be resized"),
             Notice::ThreadsDeferred => text.starts_with("Threads will change"),
             Notice::ClearDeferred => text.starts_with("hash will be cleared"),
+            Notice::SyzygyOff => text.starts_with("SyzygyPath: "),
         }
     }
 }
@@ -312,6 +315,7 @@ enum Setting {
     Threads(u64),
     ClearHash,
     Chess960(bool),
+    SyzygyOff,
     Other,
 }
 
@@ -446,6 +450,12 @@ impl Model {
             "move overhead" => spin(0, 5000).map(|_| Setting::Other),
             "ponder" => check().map(|_| Setting::Other),
             "uci_chess960" => check().map(Setting::Chess960),
+            "multipv" => spin(1, 256).map(|_| Setting::Other),
+            "uci_showwdl" | "syzygy50moverule" => check().map(|_| Setting::Other),
+            "uci_opponent" => Some(Setting::Other),
+            "syzygyprobedepth" => spin(1, 100).map(|_| Setting::Other),
+            "syzygyprobelimit" => spin(0, 7).map(|_| Setting::Other),
+            "syzygypath" => Some(Setting::SyzygyOff),
             _ => None,
         };
         setting.map_or(Meaning::Bad(Notice::SetOption), Meaning::SetOption)
@@ -838,6 +848,10 @@ impl Fuzz {
         if let Setting::Chess960(on) = setting {
             self.model.chess960 = on;
         }
+        if setting == Setting::SyzygyOff {
+            self.expect(Notice::SyzygyOff, true, None);
+            return;
+        }
         let Some(deferred) = deferral_notice(setting) else {
             return;
         };
@@ -1223,7 +1237,7 @@ fn deferral_notice(setting: Setting) -> Option<Notice> {
         Setting::Hash(_) => Some(Notice::HashDeferred),
         Setting::Threads(_) => Some(Notice::ThreadsDeferred),
         Setting::ClearHash => Some(Notice::ClearDeferred),
-        Setting::Chess960(_) | Setting::Other => None,
+        Setting::Chess960(_) | Setting::SyzygyOff | Setting::Other => None,
     }
 }
 
@@ -1682,8 +1696,14 @@ impl Generator {
                     "setoption name Threadz value 2",
                     "setoption name Clear value 1",
                     "setoption name UCI_Variant value crazyhouse",
-                    "setoption name MultiPV value 2",
-                    "setoption name SyzygyPath value /tmp",
+                    "setoption name MultiPV value 0",
+                    "setoption name MultiPV value 3",
+                    "setoption name MultiPV value 1",
+                    "setoption name UCI_ShowWDL value true",
+                    "setoption name UCI_Opponent value none none computer X",
+                    "setoption name SyzygyPath value /nonexistent/syzygy",
+                    "setoption name SyzygyPath value",
+                    "setoption name SyzygyProbeLimit value 9",
                 ];
                 v.choose(r).copied().unwrap_or_default().into()
             }
