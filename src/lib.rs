@@ -7,6 +7,7 @@ pub mod perft;
 pub mod position;
 pub mod search;
 pub mod see;
+pub mod strength;
 pub mod syzygy;
 pub mod threads;
 pub mod time;

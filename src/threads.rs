@@ -57,6 +57,8 @@ pub struct SearchSetup {
     pub multipv: usize,
     /// `wdl W D L` in `info` lines (UCI_ShowWDL).
     pub show_wdl: bool,
+    /// `UCI_LimitStrength` with its `UCI_Elo`; `None` at full strength.
+    pub strength: Option<crate::strength::StrengthLimit>,
     /// Tables and probing options, shared by every thread of this search.
     pub tablebases: Tablebases,
 }
@@ -381,6 +383,7 @@ impl Worker {
             .collect();
         self.searcher.multipv = setup.multipv.max(1);
         self.searcher.tablebases = setup.tablebases;
+        self.searcher.strength = setup.strength;
         let show_wdl = setup.show_wdl;
         let mut result = self
             .searcher

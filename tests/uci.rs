@@ -574,6 +574,8 @@ fn handshake_lists_id_and_options() {
         "option name MultiPV type spin default 1 min 1 max 256",
         "option name UCI_ShowWDL type check default false",
         "option name UCI_Opponent type string default <empty>",
+        "option name UCI_LimitStrength type check default false",
+        "option name UCI_Elo type spin default 1500 min 1320 max 3000",
         "option name SyzygyPath type string default <empty>",
         "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
         "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
@@ -1718,6 +1720,79 @@ fn multipv_reports_the_best_lines_each_iteration() {
     e.send(&format!("position fen {KIWIPETE}"));
     let search = e.go("go depth 5");
     check_search(KIWIPETE, false, &search);
+}
+
+#[test]
+fn limit_strength_varies_its_moves_but_keeps_material() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    e.send("setoption name UCI_LimitStrength value true");
+    e.send("setoption name UCI_Elo value 1320");
+    e.send("position startpos");
+    let mut chosen = std::collections::BTreeSet::new();
+    for _ in 0..30 {
+        let search = e.go("go wtime 60000 btime 60000");
+        check_search(STARTPOS, false, &search);
+        // The weakened search shows one line (the user's MultiPV), and a small budget.
+        assert!(
+            search.iterations().iter().all(|i| i.multipv == 1),
+            "{:?}",
+            search.infos
+        );
+        assert!(search.last_exact().nodes < 5_000, "{:?}", search.infos);
+        chosen.insert(search.best().to_string());
+    }
+    assert!(
+        chosen.len() >= 2,
+        "always the same move at 1320: {chosen:?}"
+    );
+
+    // The move played is never far below the best line the search found: the last info
+    // line is the one played, the line before it at the same depth is the best.
+    e.send(&format!("position fen {KIWIPETE}"));
+    let mut weaker_moves = 0;
+    for _ in 0..30 {
+        let search = e.go("go wtime 60000 btime 60000");
+        check_search(KIWIPETE, false, &search);
+        let infos = search.iterations();
+        let (played, before) = infos.split_last().unwrap();
+        // No earlier line at this depth: the best line was played.
+        let best = before.iter().rev().find(|i| i.depth == played.depth);
+        if let (
+            Score::Cp(p),
+            Some(Info {
+                score: Score::Cp(b),
+                ..
+            }),
+        ) = (&played.score, best)
+        {
+            assert!(*p >= b - 150, "{:?}", search.infos);
+            weaker_moves += 1;
+        }
+    }
+
+    assert!(weaker_moves > 0, "the best move every time in 30 searches");
+
+    // At a middling level a free queen is always taken.
+    e.send("setoption name UCI_Elo value 1800");
+    let free_queen = "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1";
+    e.send(&format!("position fen {free_queen}"));
+    for _ in 0..20 {
+        let search = e.go("go wtime 60000 btime 60000");
+        assert_eq!(search.best(), "d2d5", "{:?}", search.infos);
+    }
+
+    // Out of range: refused, the level stays; switching the limit off restores full depth.
+    e.send("setoption name UCI_Elo value 1000");
+    let said = e.sync();
+    assert!(
+        said.len() == 1 && said[0].starts_with("info string option UCI_Elo"),
+        "{said:?}"
+    );
+    e.send("setoption name UCI_LimitStrength value false");
+    e.send("position startpos");
+    let search = e.go("go depth 8");
+    assert_eq!(search.last_exact().depth, 8, "{:?}", search.infos);
 }
 
 #[test]

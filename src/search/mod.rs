@@ -13,7 +13,11 @@ use std::time::{Duration, Instant};
 
 use shakmaty::Move;
 
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
 use crate::position::Position;
+use crate::strength::{StrengthLimit, CANDIDATE_LINES};
 use crate::syzygy::{Outcome, Tablebases};
 use crate::time::{soft_scale, SearchTrend, TimeLimits};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
@@ -190,6 +194,10 @@ pub struct Searcher {
     pub multipv: usize,
     /// Syzygy tables and probing options for the next search.
     pub tablebases: Tablebases,
+    /// `UCI_LimitStrength`: play weaker by a node budget and a random pick among the best
+    /// few root moves.
+    pub strength: Option<StrengthLimit>,
+    rng: StdRng,
     /// This thread's tablebase hits, published with `node_counter`.
     pub tb_hit_counter: Arc<AtomicU64>,
     tb_hits: u64,
@@ -233,6 +241,8 @@ impl Searcher {
             stats: Stats::default(),
             multipv: 1,
             tablebases: Tablebases::default(),
+            strength: None,
+            rng: StdRng::from_os_rng(),
             tb_hit_counter: Arc::new(AtomicU64::new(0)),
             tb_hits: 0,
             history: History::default(),
@@ -285,6 +295,10 @@ impl Searcher {
         self.stats = Stats::default();
         self.stopped = false;
         self.limits = limits;
+        if let Some(strength) = self.strength {
+            let budget = strength.node_budget();
+            self.limits.nodes = Some(self.limits.nodes.map_or(budget, |n| n.min(budget)));
+        }
         self.history.new_search();
         self.tt.new_search();
 
@@ -336,8 +350,16 @@ impl Searcher {
             score_drop: 0,
         };
         // MultiPV: line k searches the root without the first moves of lines 1..k-1.
-        let lines = self.multipv.clamp(1, self.root_moves.len());
+        // A limited strength picks among the best few moves, so it searches them all.
+        let searched_lines = match self.strength {
+            Some(_) => self.multipv.max(CANDIDATE_LINES),
+            None => self.multipv,
+        };
+        let lines = searched_lines.clamp(1, self.root_moves.len());
         let mut later_line_scores = vec![0; lines - 1];
+        // (first move, score, PV) of every line of the last iteration that finished them all.
+        let mut finished_lines: Vec<(Move, i32, Vec<Move>)> = Vec::new();
+        let mut finished_depth = 0;
         for depth in first_depth..=max_depth {
             let iteration_start = self.elapsed();
             let nodes_before = self.nodes;
@@ -366,7 +388,17 @@ impl Searcher {
                 nodes: self.nodes,
                 pv: pv.clone(),
             };
-            report(&self.iteration(depth, score, Bound::Exact, pv));
+            let mut this_iteration_lines: Vec<(Move, i32, Vec<Move>)> = pv
+                .first()
+                .map(|&m| (m, score, pv.clone()))
+                .into_iter()
+                .collect();
+            // A weakened search shows an iteration only once it has all its candidate lines,
+            // so the line finally played is never shallower than one already shown.
+            let mut shown = vec![self.iteration(depth, score, Bound::Exact, pv)];
+            if self.strength.is_none() {
+                shown.drain(..).for_each(|it| report(&it));
+            }
             for (k, line_score) in later_line_scores.iter_mut().enumerate() {
                 if self.stopped {
                     break;
@@ -381,7 +413,23 @@ impl Searcher {
                 if self.stopped || self.pv_len[0] == 0 {
                     break;
                 }
-                report(&self.iteration(depth, *line_score, Bound::Exact, self.root_pv()));
+                let line_pv = self.root_pv();
+                if let Some(&m) = line_pv.first() {
+                    this_iteration_lines.push((m, *line_score, line_pv.clone()));
+                }
+                if self.shows_line() {
+                    shown.push(self.iteration(depth, *line_score, Bound::Exact, line_pv));
+                    if self.strength.is_none() {
+                        shown.drain(..).for_each(|it| report(&it));
+                    }
+                }
+            }
+            if this_iteration_lines.len() == lines {
+                finished_lines = this_iteration_lines;
+                finished_depth = depth;
+                for it in &shown {
+                    report(it);
+                }
             }
             self.pv_index = 0;
             self.stats
@@ -390,6 +438,12 @@ impl Searcher {
             if self.stopped || self.should_stop_deepening(depth, score, iteration_start, &trend) {
                 break;
             }
+        }
+        if self.weaken(&mut result, &finished_lines) {
+            result.depth = finished_depth;
+            // Show the line actually played, so the GUI's PV matches `bestmove`.
+            let pv = result.pv.clone();
+            report(&self.iteration(finished_depth, result.score, Bound::Exact, pv));
         }
         result.ponder_move = self.ponder_move(pos, &result);
         if let Some(tb_score) = self.root_tb_score {
@@ -401,6 +455,36 @@ impl Searcher {
         self.node_counter.store(self.nodes, Ordering::Relaxed);
         self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
         result
+    }
+
+    /// `UCI_LimitStrength`: replaces the best move by a near-best one chosen at random.
+    /// `lines` are those of the last iteration that finished them all, the last shown; a
+    /// deeper, unfinished iteration's best line is dropped. True when the move played is
+    /// not the first line shown, so it needs a line of its own.
+    fn weaken(&mut self, result: &mut SearchResult, lines: &[(Move, i32, Vec<Move>)]) -> bool {
+        let Some(strength) = self.strength else {
+            return false;
+        };
+        let candidates: Vec<(Move, i32)> = lines.iter().map(|(m, s, _)| (*m, *s)).collect();
+        let chosen = strength.choose(&candidates, &mut self.rng);
+        let Some((m, score, pv)) = lines.iter().find(|(m, _, _)| Some(*m) == chosen) else {
+            return false;
+        };
+        result.best_move = Some(*m);
+        result.score = *score;
+        result.pv = pv.clone();
+        Some(*m) != lines.first().map(|l| l.0)
+    }
+
+    /// MultiPV lines past the user's `MultiPV` are searched only for `UCI_LimitStrength`
+    /// and not shown.
+    fn shows_line(&self) -> bool {
+        self.pv_index < self.multipv
+    }
+
+    /// Fail-high/low lines: not for a weakened search, which shows only finished iterations.
+    fn shows_bound_line(&self) -> bool {
+        self.shows_line() && self.strength.is_none()
     }
 
     /// Runs one iteration with a window around the previous score, widening on failure.
@@ -427,10 +511,14 @@ impl Searcher {
             if score <= alpha && alpha > -INFINITY {
                 beta = (alpha + beta) / 2;
                 alpha = (score - window).max(-INFINITY);
-                report(&self.iteration(depth, alpha.max(score), Bound::Upper, self.root_pv()));
+                if self.shows_bound_line() {
+                    report(&self.iteration(depth, alpha.max(score), Bound::Upper, self.root_pv()));
+                }
             } else if score >= beta && beta < INFINITY {
                 beta = (score + window).min(INFINITY);
-                report(&self.iteration(depth, score, Bound::Lower, self.root_pv()));
+                if self.shows_bound_line() {
+                    report(&self.iteration(depth, score, Bound::Lower, self.root_pv()));
+                }
             } else {
                 return score;
             }

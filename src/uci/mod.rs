@@ -14,6 +14,7 @@ use shakmaty::Position as _;
 
 use crate::eval;
 use crate::position::Position;
+use crate::strength::StrengthLimit;
 use crate::syzygy::{self, LoadedTables, Tablebases};
 use crate::threads::{Job, Output, SearchSetup, SearchThread};
 use crate::tt::TranspositionTable;
@@ -298,6 +299,10 @@ impl Engine {
         let setup = SearchSetup {
             multipv: self.options.multipv,
             show_wdl: self.options.show_wdl,
+            strength: self
+                .options
+                .limit_strength
+                .then(|| StrengthLimit::new(self.options.elo)),
             tablebases: Tablebases::new(
                 self.tablebases.as_ref(),
                 self.options.syzygy_probe_limit,

@@ -1,5 +1,6 @@
 //! UCI options: their declarations, current values and validation.
 
+use crate::strength::{DEFAULT_ELO, MAX_ELO, MIN_ELO};
 use crate::syzygy::{DEFAULT_PROBE_DEPTH, MAX_PROBE_DEPTH, MAX_TB_PIECES};
 use crate::tt::{DEFAULT_HASH_MB, MAX_HASH_MB, MIN_HASH_MB};
 
@@ -19,6 +20,8 @@ pub struct Options {
     pub chess960: bool,
     pub multipv: usize,
     pub show_wdl: bool,
+    pub limit_strength: bool,
+    pub elo: u32,
     pub syzygy_path: String,
     pub syzygy_probe_depth: i32,
     pub syzygy_probe_limit: usize,
@@ -35,6 +38,8 @@ impl Default for Options {
             chess960: false,
             multipv: 1,
             show_wdl: false,
+            limit_strength: false,
+            elo: DEFAULT_ELO,
             syzygy_path: EMPTY_STRING.to_string(),
             syzygy_probe_depth: DEFAULT_PROBE_DEPTH,
             syzygy_probe_limit: MAX_TB_PIECES,
@@ -68,6 +73,8 @@ pub fn declarations() -> Vec<String> {
         "option name UCI_Chess960 type check default false".to_string(),
         format!("option name MultiPV type spin default 1 min 1 max {MAX_MULTIPV}"),
         "option name UCI_ShowWDL type check default false".to_string(),
+        "option name UCI_LimitStrength type check default false".to_string(),
+        format!("option name UCI_Elo type spin default {DEFAULT_ELO} min {MIN_ELO} max {MAX_ELO}"),
         format!("option name UCI_Opponent type string default {EMPTY_STRING}"),
         format!("option name SyzygyPath type string default {EMPTY_STRING}"),
         format!(
@@ -136,6 +143,14 @@ impl Options {
             }
             "uci_showwdl" => {
                 self.show_wdl = check("UCI_ShowWDL", value)?;
+                Ok(Change::None)
+            }
+            "uci_limitstrength" => {
+                self.limit_strength = check("UCI_LimitStrength", value)?;
+                Ok(Change::None)
+            }
+            "uci_elo" => {
+                self.elo = spin("UCI_Elo", value, MIN_ELO as u64, MAX_ELO as u64)? as u32;
                 Ok(Change::None)
             }
             // Accepted for GUIs and lichess-bot, which announce the opponent; Basalt plays

@@ -30,6 +30,8 @@ from selfplay import TRAFFIC, WATCHDOG, check_legal_line, fail, play_game  # noq
 NEW_OPTIONS = [
     "MultiPV",
     "UCI_ShowWDL",
+    "UCI_LimitStrength",
+    "UCI_Elo",
     "UCI_Opponent",
     "SyzygyPath",
     "SyzygyProbeDepth",
