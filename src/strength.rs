@@ -15,16 +15,16 @@ pub const MAX_ELO: u32 = 3000;
 pub const DEFAULT_ELO: u32 = 1500;
 
 /// Root moves considered for the weakened choice (searched as internal MultiPV lines).
-pub const CANDIDATE_LINES: usize = 4;
+const CANDIDATE_LINES: usize = 4;
 /// Node budget per move at `MIN_ELO`; it doubles every `ELO_PER_NODE_DOUBLING`.
-const NODES_AT_MIN_ELO: f64 = 400.0;
-const ELO_PER_NODE_DOUBLING: f64 = 110.0;
+const NODES_AT_MIN_ELO: f64 = 2700.0;
+const ELO_PER_NODE_DOUBLING: f64 = 143.0;
 /// At and above this setting moves are no longer chosen at random.
-const ELO_WITHOUT_RANDOMNESS: u32 = 2400;
+const ELO_WITHOUT_RANDOMNESS: u32 = 2100;
 /// Softmax temperature (centipawns) and largest accepted loss at `MIN_ELO`; both shrink
 /// linearly to 0 at `ELO_WITHOUT_RANDOMNESS`.
-const TEMPERATURE_AT_MIN_ELO: f64 = 60.0;
-const MAX_LOSS_AT_MIN_ELO: f64 = 150.0;
+const TEMPERATURE_AT_MIN_ELO: f64 = 43.0;
+const MAX_LOSS_AT_MIN_ELO: f64 = 108.0;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StrengthLimit {
@@ -52,6 +52,16 @@ impl StrengthLimit {
     fn weakness(&self) -> f64 {
         let span = f64::from(ELO_WITHOUT_RANDOMNESS - MIN_ELO);
         (f64::from(ELO_WITHOUT_RANDOMNESS.saturating_sub(self.elo)) / span).clamp(0.0, 1.0)
+    }
+
+    /// Root moves to search as candidates: one when the choice is no longer random, so a
+    /// strong setting is not slowed by MultiPV lines it would not use.
+    pub fn candidate_lines(&self) -> usize {
+        if self.weakness() > 0.0 {
+            CANDIDATE_LINES
+        } else {
+            1
+        }
     }
 
     pub fn temperature_cp(&self) -> f64 {
@@ -122,7 +132,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(1);
         for _ in 0..100 {
             assert_eq!(
-                StrengthLimit::new(2600).choose(&lines, &mut rng),
+                StrengthLimit::new(2700).choose(&lines, &mut rng),
                 Some(m[0])
             );
         }

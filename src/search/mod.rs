@@ -17,7 +17,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use crate::position::Position;
-use crate::strength::{StrengthLimit, CANDIDATE_LINES};
+use crate::strength::StrengthLimit;
 use crate::syzygy::{Outcome, Tablebases};
 use crate::time::{soft_scale, SearchTrend, TimeLimits};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
@@ -352,7 +352,7 @@ impl Searcher {
         // MultiPV: line k searches the root without the first moves of lines 1..k-1.
         // A limited strength picks among the best few moves, so it searches them all.
         let searched_lines = match self.strength {
-            Some(_) => self.multipv.max(CANDIDATE_LINES),
+            Some(strength) => self.multipv.max(strength.candidate_lines()),
             None => self.multipv,
         };
         let lines = searched_lines.clamp(1, self.root_moves.len());
