@@ -231,6 +231,14 @@ pub struct Searcher {
     root_tb_score: Option<i32>,
 }
 
+/// A seed for the `UCI_LimitStrength` pick that differs from run to run (and cannot fail,
+/// unlike asking the OS for entropy).
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
 impl Searcher {
     pub fn new(tt: Arc<TranspositionTable>, control: Arc<Control>) -> Searcher {
         Searcher {
@@ -242,7 +250,7 @@ impl Searcher {
             multipv: 1,
             tablebases: Tablebases::default(),
             strength: None,
-            rng: StdRng::from_os_rng(),
+            rng: StdRng::seed_from_u64(clock_seed()),
             tb_hit_counter: Arc::new(AtomicU64::new(0)),
             tb_hits: 0,
             history: History::default(),

@@ -11,6 +11,8 @@ Usage: features.py <path to the basalt binary> [<Syzygy table directory>]
    (no complaint logged) and carry a score and wdl; the final lines are 3 distinct legal PVs.
 3. With the tables given: a KRvK analysis reports tablebase hits and a winning score.
 4. A short standard game and a short Chess960 game, both engines pondering.
+5. UCI_LimitStrength with UCI_Elo 1320 (a casual bot): ten moves from the start position,
+   all legal and not all the same.
 
 Exit status 0 when everything held; otherwise 1 with the reason and the recent UCI traffic.
 """
@@ -129,6 +131,29 @@ def check_tablebase_analysis(engine):
     return f"KRvK with tables: score {score}, tbhits {info['tbhits']}, wdl {tuple(info['wdl'].relative)}"
 
 
+def check_limit_strength(engine):
+    """A casual bot's settings: UCI_LimitStrength with UCI_Elo, moves played on a clock."""
+    WATCHDOG.arm(10, "configure UCI_LimitStrength")
+    engine.configure({"UCI_LimitStrength": True, "UCI_Elo": 1320})
+    WATCHDOG.disarm()
+    board = chess.Board()
+    chosen = set()
+    for _ in range(10):
+        WATCHDOG.arm(10, "limited-strength move")
+        limit = chess.engine.Limit(white_clock=60, black_clock=60)
+        result = engine.play(board, limit, info=chess.engine.INFO_ALL)
+        WATCHDOG.disarm()
+        if result.move not in board.legal_moves:
+            fail(f"UCI_Elo 1320 played an illegal move {result.move}")
+        chosen.add(result.move.uci())
+    WATCHDOG.arm(10, "configure UCI_LimitStrength off")
+    engine.configure({"UCI_LimitStrength": False})
+    WATCHDOG.disarm()
+    if len(chosen) < 2:
+        fail(f"UCI_Elo 1320 played the same first move ten times: {chosen}")
+    return f"UCI_Elo 1320 from the start position, 10 searches: {sorted(chosen)}"
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
@@ -142,7 +167,7 @@ def main():
     black = start_engine(binary, syzygy)
     engines = {chess.WHITE: white, chess.BLACK: black}
 
-    summaries = [check_multipv_analysis(white)]
+    summaries = [check_multipv_analysis(white), check_limit_strength(black)]
     if syzygy:
         summaries.append(check_tablebase_analysis(black))
     else:
