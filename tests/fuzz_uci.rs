@@ -451,7 +451,10 @@ impl Model {
             "ponder" => check().map(|_| Setting::Other),
             "uci_chess960" => check().map(Setting::Chess960),
             "multipv" => spin(1, 256).map(|_| Setting::Other),
-            "uci_showwdl" | "syzygy50moverule" => check().map(|_| Setting::Other),
+            "uci_showwdl" | "syzygy50moverule" | "uci_limitstrength" => {
+                check().map(|_| Setting::Other)
+            }
+            "uci_elo" => spin(1320, 3000).map(|_| Setting::Other),
             "uci_opponent" => Some(Setting::Other),
             "syzygyprobedepth" => spin(1, 100).map(|_| Setting::Other),
             "syzygyprobelimit" => spin(0, 7).map(|_| Setting::Other),
