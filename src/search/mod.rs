@@ -396,16 +396,19 @@ impl Searcher {
                 nodes: self.nodes,
                 pv: pv.clone(),
             };
-            let mut this_iteration_lines: Vec<(Move, i32, Vec<Move>)> = pv
-                .first()
-                .map(|&m| (m, score, pv.clone()))
-                .into_iter()
-                .collect();
-            // A weakened search shows an iteration only once it has all its candidate lines,
-            // so the line finally played is never shallower than one already shown.
-            let mut shown = vec![self.iteration(depth, score, Bound::Exact, pv)];
-            if self.strength.is_none() {
-                shown.drain(..).for_each(|it| report(&it));
+            // A weakened search keeps every candidate line and shows an iteration only once
+            // it has them all, so the line finally played is never shallower than one shown.
+            let weakened = self.strength.is_some();
+            let mut candidates: Vec<(Move, i32, Vec<Move>)> = Vec::new();
+            let mut held_back = Vec::new();
+            if let (true, Some(&m)) = (weakened, pv.first()) {
+                candidates.push((m, score, pv.clone()));
+            }
+            let first_line = self.iteration(depth, score, Bound::Exact, pv);
+            if weakened {
+                held_back.push(first_line);
+            } else {
+                report(&first_line);
             }
             for (k, line_score) in later_line_scores.iter_mut().enumerate() {
                 if self.stopped {
@@ -422,21 +425,23 @@ impl Searcher {
                     break;
                 }
                 let line_pv = self.root_pv();
-                if let Some(&m) = line_pv.first() {
-                    this_iteration_lines.push((m, *line_score, line_pv.clone()));
+                if let (true, Some(&m)) = (weakened, line_pv.first()) {
+                    candidates.push((m, *line_score, line_pv.clone()));
                 }
                 if self.shows_line() {
-                    shown.push(self.iteration(depth, *line_score, Bound::Exact, line_pv));
-                    if self.strength.is_none() {
-                        shown.drain(..).for_each(|it| report(&it));
+                    let line = self.iteration(depth, *line_score, Bound::Exact, line_pv);
+                    if weakened {
+                        held_back.push(line);
+                    } else {
+                        report(&line);
                     }
                 }
             }
-            if this_iteration_lines.len() == lines {
-                finished_lines = this_iteration_lines;
+            if weakened && candidates.len() == lines {
+                finished_lines = candidates;
                 finished_depth = depth;
-                for it in &shown {
-                    report(it);
+                for line in &held_back {
+                    report(line);
                 }
             }
             self.pv_index = 0;
