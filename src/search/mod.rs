@@ -50,6 +50,9 @@ pub struct SearchConfig {
     pub internal_iterative_reduction: bool,
     pub singular_extension: bool,
     pub qsearch_tt: bool,
+    /// Prune on the TT score instead of the static eval where the stored bound says it is
+    /// the better estimate.
+    pub tt_eval_correction: bool,
     /// Time management II: scale the soft limit by best-move stability, the best move's
     /// share of root nodes and score drops.
     pub dynamic_time: bool,
@@ -73,6 +76,7 @@ impl Default for SearchConfig {
             internal_iterative_reduction: false,
             singular_extension: false,
             qsearch_tt: false,
+            tt_eval_correction: false,
             dynamic_time: false,
         }
     }
@@ -92,6 +96,7 @@ impl SearchConfig {
             internal_iterative_reduction: false,
             singular_extension: false,
             qsearch_tt: false,
+            tt_eval_correction: false,
             dynamic_time: false,
             ..SearchConfig::default()
         }
@@ -117,6 +122,7 @@ impl SearchConfig {
             internal_iterative_reduction: false,
             singular_extension: false,
             qsearch_tt: false,
+            tt_eval_correction: false,
             dynamic_time: false,
         }
     }

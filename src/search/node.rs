@@ -161,6 +161,12 @@ pub fn negamax(
     // about quiet moves being useless only when it did not.
     s.eval_stack[ply] = static_eval;
     let improving = !in_check && ply >= 2 && static_eval > s.eval_stack[ply - 2];
+    let pruning_eval = match tt_entry {
+        Some(entry) if s.config.tt_eval_correction && !in_check => {
+            corrected_eval(static_eval, score_from_tt(entry.score, ply), entry.bound)
+        }
+        _ => static_eval,
+    };
 
     // Step 5. Reverse futility pruning: far enough above beta at shallow depth, the side to
     // move is very unlikely to fall below it whatever the opponent does in the few plies left.
@@ -170,10 +176,10 @@ pub fn negamax(
         && !in_check
         && !is_root
         && depth <= RFP_MAX_DEPTH
-        && static_eval.abs() < MATE_BOUND
-        && static_eval - RFP_MARGIN_PER_DEPTH * depth >= beta
+        && pruning_eval.abs() < MATE_BOUND
+        && pruning_eval - RFP_MARGIN_PER_DEPTH * depth >= beta
     {
-        return static_eval;
+        return pruning_eval;
     }
 
     // Step 6. Null-move pruning: if passing still keeps us above beta after a reduced
@@ -185,14 +191,14 @@ pub fn negamax(
         && !in_check
         && !is_root
         && depth >= NMP_MIN_DEPTH
-        && static_eval >= beta
+        && pruning_eval >= beta
         && beta.abs() < MATE_BOUND
         && !pos.after_null_move()
         && pos.has_non_pawn_material()
     {
         let reduction = NMP_BASE_REDUCTION
             + depth / NMP_DEPTH_DIVISOR
-            + ((static_eval - beta) / NMP_EVAL_DIVISOR).min(NMP_MAX_EVAL_REDUCTION);
+            + ((pruning_eval - beta) / NMP_EVAL_DIVISOR).min(NMP_MAX_EVAL_REDUCTION);
         if pos.make_null_move() {
             let score = -negamax(s, pos, depth - 1 - reduction, ply + 1, -beta, -beta + 1);
             pos.unmake_move();
@@ -347,7 +353,7 @@ pub fn negamax(
             && !in_check
             && !gives_check
             && depth <= FUTILITY_MAX_DEPTH
-            && static_eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
+            && pruning_eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
         {
             pos.unmake_move();
             continue;
@@ -493,5 +499,38 @@ fn late_move_limit(depth: i32, improving: bool) -> usize {
         limit
     } else {
         limit / 2
+    }
+}
+
+/// The TT score replaces the static eval when its bound points past it: a lower bound
+/// above the eval or an upper bound below it is a better estimate of this node's value.
+fn corrected_eval(static_eval: i32, tt_score: i32, bound: Bound) -> i32 {
+    if tt_score.abs() >= MATE_BOUND {
+        return static_eval;
+    }
+    let better = match bound {
+        Bound::Exact => true,
+        Bound::Lower => tt_score > static_eval,
+        Bound::Upper => tt_score < static_eval,
+    };
+    if better {
+        tt_score
+    } else {
+        static_eval
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tt_score_replaces_the_eval_only_when_its_bound_points_past_it() {
+        assert_eq!(corrected_eval(50, 120, Bound::Lower), 120);
+        assert_eq!(corrected_eval(50, 20, Bound::Lower), 50);
+        assert_eq!(corrected_eval(50, 20, Bound::Upper), 20);
+        assert_eq!(corrected_eval(50, 120, Bound::Upper), 50);
+        assert_eq!(corrected_eval(50, -30, Bound::Exact), -30);
+        assert_eq!(corrected_eval(50, MATE - 3, Bound::Exact), 50);
     }
 }
