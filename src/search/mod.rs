@@ -53,6 +53,10 @@ pub struct SearchConfig {
     /// Prune on the TT score instead of the static eval where the stored bound says it is
     /// the better estimate.
     pub tt_eval_correction: bool,
+    /// One more ply of LMR at expected cut nodes.
+    pub cut_node_reductions: bool,
+    /// Drop late quiet moves with very bad history at shallow depth.
+    pub history_pruning: bool,
     /// Time management II: scale the soft limit by best-move stability, the best move's
     /// share of root nodes and score drops.
     pub dynamic_time: bool,
@@ -77,6 +81,8 @@ impl Default for SearchConfig {
             singular_extension: false,
             qsearch_tt: false,
             tt_eval_correction: false,
+            cut_node_reductions: false,
+            history_pruning: false,
             dynamic_time: false,
         }
     }
@@ -97,6 +103,8 @@ impl SearchConfig {
             singular_extension: false,
             qsearch_tt: false,
             tt_eval_correction: false,
+            cut_node_reductions: false,
+            history_pruning: false,
             dynamic_time: false,
             ..SearchConfig::default()
         }
@@ -123,6 +131,8 @@ impl SearchConfig {
             singular_extension: false,
             qsearch_tt: false,
             tt_eval_correction: false,
+            cut_node_reductions: false,
+            history_pruning: false,
             dynamic_time: false,
         }
     }
@@ -523,7 +533,7 @@ impl Searcher {
             (-INFINITY, INFINITY)
         };
         loop {
-            let score = node::negamax(self, pos, depth, 0, alpha, beta);
+            let score = node::negamax(self, pos, depth, 0, alpha, beta, false);
             if self.stopped {
                 return score;
             }

@@ -20,6 +20,7 @@ pub fn negamax(
     ply: usize,
     mut alpha: i32,
     mut beta: i32,
+    cut_node: bool,
 ) -> i32 {
     let is_root = ply == 0;
     let is_pv_node = beta - alpha > 1;
@@ -144,6 +145,7 @@ pub fn negamax(
     // Step 4a. Internal iterative reduction: without a TT move the ordering is poor and
     // the node likely unimportant, so search it a ply shallower (the next visit has a move).
     if s.config.internal_iterative_reduction
+        && (is_pv_node || cut_node)
         && depth >= IIR_MIN_DEPTH
         && tt_move.is_none()
         && excluded.is_none()
@@ -200,7 +202,15 @@ pub fn negamax(
             + depth / NMP_DEPTH_DIVISOR
             + ((pruning_eval - beta) / NMP_EVAL_DIVISOR).min(NMP_MAX_EVAL_REDUCTION);
         if pos.make_null_move() {
-            let score = -negamax(s, pos, depth - 1 - reduction, ply + 1, -beta, -beta + 1);
+            let score = -negamax(
+                s,
+                pos,
+                depth - 1 - reduction,
+                ply + 1,
+                -beta,
+                -beta + 1,
+                !cut_node,
+            );
             pos.unmake_move();
             if s.stopped {
                 return 0;
@@ -304,6 +314,7 @@ pub fn negamax(
                         ply,
                         singular_beta - 1,
                         singular_beta,
+                        cut_node,
                     );
                     s.excluded[ply] = None;
                     if s.stopped {
@@ -334,6 +345,16 @@ pub fn negamax(
             picker.skip_quiets();
             continue;
         }
+        if prune
+            && s.config.history_pruning
+            && is_quiet
+            && !in_check
+            && depth <= HISTORY_PRUNE_MAX_DEPTH
+            && !killers.contains(&Some(m))
+            && s.history.quiet_score(turn, m, &ctx) < -HISTORY_PRUNE_PER_DEPTH * depth
+        {
+            continue;
+        }
         if prune && depth <= SEE_PRUNE_MAX_DEPTH {
             let threshold = if is_quiet {
                 SEE_PRUNE_QUIET_PER_DEPTH * depth
@@ -360,24 +381,28 @@ pub fn negamax(
         }
         let mut score;
         if move_count == 1 {
-            score = -negamax(s, pos, new_depth, ply + 1, -beta, -alpha);
+            let child_cut = !is_pv_node && !cut_node;
+            score = -negamax(s, pos, new_depth, ply + 1, -beta, -alpha, child_cut);
         } else {
             let reduction = if s.config.late_move_reductions && is_quiet && !in_check {
                 let history = s.history.quiet_score(turn, m, &ctx);
                 let is_refutation = killers.contains(&Some(m)) || counter == Some(m);
+                let cut_node_extra = i32::from(s.config.cut_node_reductions && cut_node);
                 (late_move_reduction(depth, move_count, is_pv_node, gives_check)
                     - history / LMR_HISTORY_DIVISOR
-                    - i32::from(is_refutation))
-                .clamp(0, (depth - 2).max(0))
+                    - i32::from(is_refutation)
+                    + cut_node_extra)
+                    .clamp(0, (depth - 2).max(0))
             } else {
                 0
             };
-            score = -negamax(s, pos, new_depth - reduction, ply + 1, -alpha - 1, -alpha);
+            let reduced_depth = new_depth - reduction;
+            score = -negamax(s, pos, reduced_depth, ply + 1, -alpha - 1, -alpha, true);
             if score > alpha && reduction > 0 {
-                score = -negamax(s, pos, new_depth, ply + 1, -alpha - 1, -alpha);
+                score = -negamax(s, pos, new_depth, ply + 1, -alpha - 1, -alpha, !cut_node);
             }
             if score > alpha && score < beta {
-                score = -negamax(s, pos, new_depth, ply + 1, -beta, -alpha);
+                score = -negamax(s, pos, new_depth, ply + 1, -beta, -alpha, false);
             }
         }
         pos.unmake_move();
@@ -486,7 +511,7 @@ fn late_move_reduction(depth: i32, move_count: usize, is_pv_node: bool, gives_ch
 fn negamax_no_null(s: &mut Searcher, pos: &mut Position, depth: i32, ply: usize, beta: i32) -> i32 {
     let saved = s.config.null_move;
     s.config.null_move = false;
-    let score = negamax(s, pos, depth, ply, beta - 1, beta);
+    let score = negamax(s, pos, depth, ply, beta - 1, beta, true);
     s.config.null_move = saved;
     score
 }

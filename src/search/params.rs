@@ -107,8 +107,14 @@ pub const SEE_PRUNE_CAPTURE_PER_DEPTH: i32 = -25;
 /// stand-pat score to alpha is skipped.
 pub const DELTA_MARGIN: i32 = 200;
 
-/// Internal iterative reduction: nodes without a TT move are searched one ply shallower
-/// from this depth on.
+/// History pruning: at depth <= HISTORY_PRUNE_MAX_DEPTH a quiet move whose combined
+/// history (butterfly + two continuation tables, each within +-HISTORY_MAX) is below
+/// -HISTORY_PRUNE_PER_DEPTH * depth is not searched.
+pub const HISTORY_PRUNE_MAX_DEPTH: i32 = 4;
+pub const HISTORY_PRUNE_PER_DEPTH: i32 = 4096;
+
+/// Internal iterative reduction: PV and expected cut nodes without a TT move are searched
+/// one ply shallower from this depth on.
 pub const IIR_MIN_DEPTH: i32 = 4;
 
 /// Singular extensions: from SE_MIN_DEPTH, when the TT entry is at most SE_TT_DEPTH_MARGIN
