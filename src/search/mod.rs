@@ -46,9 +46,11 @@ pub struct SearchConfig {
     /// Staged move picker with counter-move, continuation and capture history; off, every
     /// node orders its full move list like the root does.
     pub staged_move_ordering: bool,
-    /// Not yet SPRT-tested: off by default.
+    /// Off by default until it passes an SPRT (docs/strength.md).
     pub internal_iterative_reduction: bool,
+    /// Singular extension with multi-cut: on, SPRT passed.
     pub singular_extension: bool,
+    /// Probe and store the TT in quiescence: on, SPRT passed (with `tt_eval_correction`).
     pub qsearch_tt: bool,
     /// Prune on the TT score instead of the static eval where the stored bound says it is
     /// the better estimate.
@@ -78,9 +80,9 @@ impl Default for SearchConfig {
             shallow_pruning: true,
             staged_move_ordering: true,
             internal_iterative_reduction: false,
-            singular_extension: false,
-            qsearch_tt: false,
-            tt_eval_correction: false,
+            singular_extension: true,
+            qsearch_tt: true,
+            tt_eval_correction: true,
             cut_node_reductions: false,
             history_pruning: false,
             dynamic_time: false,
