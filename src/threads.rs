@@ -6,8 +6,11 @@
 //! Lazy SMP: every helper searches the same root with its own histories and stack, sharing
 //! only the transposition table, and odd helpers start one iteration deeper so the threads
 //! spread over depths. Their results reach the main thread through the table. The main
-//! thread alone decides when to stop and which move to play; helpers are stopped when it
-//! has finished, and `bestmove` is printed only after they have all returned.
+//! thread alone decides when to stop and which move to play. It raises the helpers' stop
+//! flag and prints `bestmove` without waiting for them: a helper that the scheduler has
+//! not run for a while (more threads than cores) must not hold up the move or the clock.
+//! Each search gives the helpers a fresh stop flag, so a helper still unwinding the last
+//! search cannot miss the stop, and picks up the next search from its queue when done.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -69,6 +72,8 @@ enum HelperJob {
         position: Box<Position>,
         limits: Limits,
         tablebases: Tablebases,
+        /// This search's stop flag, raised by the main thread when it has decided.
+        control: Arc<Control>,
     },
     SetTable(Arc<TranspositionTable>, Sender<()>),
     ClearHistory,
@@ -87,14 +92,9 @@ struct Helper {
 const SEARCH_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 impl Helper {
-    fn spawn(
-        id: usize,
-        tt: Arc<TranspositionTable>,
-        control: Arc<Control>,
-        done: Sender<()>,
-    ) -> Helper {
+    fn spawn(id: usize, tt: Arc<TranspositionTable>) -> Helper {
         let (jobs, inbox) = unbounded::<HelperJob>();
-        let mut searcher = Searcher::new(tt, control);
+        let mut searcher = Searcher::new(tt, Arc::new(Control::default()));
         searcher.helper_id = id;
         let nodes = searcher.node_counter.clone();
         let tb_hits = searcher.tb_hit_counter.clone();
@@ -102,16 +102,18 @@ impl Helper {
             .name(format!("helper-{id}"))
             .stack_size(SEARCH_STACK_BYTES)
             .spawn(move || {
+                lower_helper_priority();
                 while let Ok(job) = inbox.recv() {
                     match job {
                         HelperJob::Search {
                             mut position,
                             limits,
                             tablebases,
+                            control,
                         } => {
                             searcher.tablebases = tablebases;
+                            searcher.set_control(control);
                             searcher.search(&mut position, limits, &mut |_| {});
-                            let _ = done.send(());
                         }
                         HelperJob::SetTable(tt, ack) => {
                             searcher.tt = tt;
@@ -139,6 +141,37 @@ impl Helper {
     }
 }
 
+/// How much nicer helper threads run than the thread that starts them (the UCI and main
+/// search threads keep the process's priority). With more search threads than free cores,
+/// the scheduler then runs the threads that answer commands and decide the move first, so
+/// `isready`, `stop` and `quit` are answered within a scheduler tick instead of a time
+/// slice; with enough cores it changes nothing.
+pub const HELPER_NICENESS: i32 = 5;
+/// The largest nice value Linux has.
+const MAX_NICENESS: i32 = 19;
+
+/// Makes the calling thread `HELPER_NICENESS` nicer. Returns false where that is not
+/// possible (other systems, or a sandbox that forbids it); helpers then keep the priority.
+#[cfg(target_os = "linux")]
+pub fn lower_helper_priority() -> bool {
+    // SAFETY: `getpriority` and `setpriority` take integers and read or write no memory of
+    // ours, so they cannot break Rust's guarantees whatever they return. On Linux the nice
+    // value is per thread and `PRIO_PROCESS` with `who = 0` names the calling thread alone
+    // (setpriority(2), "Linux-specific notes"), so only this helper is affected; the test
+    // `helper_priority_is_per_thread` checks exactly that. Raising the value never needs a
+    // privilege.
+    unsafe {
+        let current = libc::getpriority(libc::PRIO_PROCESS, 0);
+        let target = (current + HELPER_NICENESS).min(MAX_NICENESS);
+        libc::setpriority(libc::PRIO_PROCESS, 0, target) == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn lower_helper_priority() -> bool {
+    false
+}
+
 pub struct SearchThread {
     jobs: Sender<Job>,
     pub control: Arc<Control>,
@@ -151,7 +184,6 @@ impl SearchThread {
         let (jobs, inbox) = unbounded();
         let control = Arc::new(Control::default());
         let busy = Arc::new(AtomicBool::new(false));
-        let (helper_done, helpers_finished) = unbounded();
         let worker = Worker {
             searcher: Searcher::new(tt, control.clone()),
             control: control.clone(),
@@ -159,8 +191,6 @@ impl SearchThread {
             output,
             helpers: Vec::new(),
             helper_control: Arc::new(Control::default()),
-            helper_done,
-            helpers_finished,
         };
         let handle = std::thread::Builder::new()
             .name("search".into())
@@ -242,10 +272,9 @@ struct Worker {
     busy: Arc<AtomicBool>,
     output: Output,
     helpers: Vec<Helper>,
-    /// The helpers' own stop flag: raised when the main thread has finished.
+    /// The current search's stop flag for the helpers: raised when the main thread has
+    /// finished.
     helper_control: Arc<Control>,
-    helper_done: Sender<()>,
-    helpers_finished: Receiver<()>,
 }
 
 impl Worker {
@@ -311,7 +340,10 @@ impl Worker {
                 Job::Quit => break,
             }
         }
-        self.set_helpers(0);
+        // The process is ending: helpers whose stop flag is up are left to wind down (or be
+        // ended with the process) rather than joined, so `quit` does not wait for them.
+        self.helper_control.stop.store(true, Ordering::Relaxed);
+        self.helpers.clear();
         self.busy.store(false, Ordering::Release);
     }
 
@@ -324,14 +356,7 @@ impl Worker {
             h.quit();
         }
         self.helpers = (1..=count)
-            .map(|id| {
-                Helper::spawn(
-                    id,
-                    self.searcher.tt.clone(),
-                    self.helper_control.clone(),
-                    self.helper_done.clone(),
-                )
-            })
+            .map(|id| Helper::spawn(id, self.searcher.tt.clone()))
             .collect();
     }
 
@@ -359,7 +384,7 @@ impl Worker {
         setup: SearchSetup,
     ) -> SearchResult {
         // Helpers search without limits of their own: the main thread stops them.
-        self.helper_control.stop.store(false, Ordering::Relaxed);
+        self.helper_control = Arc::new(Control::default());
         for h in &self.helpers {
             h.nodes.store(0, Ordering::Relaxed);
             let helper_limits = Limits {
@@ -372,6 +397,7 @@ impl Worker {
                 position: Box::new(position.clone()),
                 limits: helper_limits,
                 tablebases: setup.tablebases.clone(),
+                control: self.helper_control.clone(),
             });
         }
         let output = self.output.clone();
@@ -402,9 +428,6 @@ impl Worker {
             std::thread::sleep(Duration::from_micros(500));
         }
         self.helper_control.stop.store(true, Ordering::Relaxed);
-        for _ in &self.helpers {
-            let _ = self.helpers_finished.recv();
-        }
         result.nodes += self.helper_nodes();
         result
     }
@@ -457,4 +480,30 @@ fn perft_stoppable(pos: &mut Position, depth: u32, stop: &AtomicBool) -> Option<
         total += n?;
     }
     Some(total)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The calling thread's nice value.
+    fn niceness() -> i32 {
+        // SAFETY: `getpriority` takes two integers and touches no memory of ours.
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+    }
+
+    #[test]
+    fn helper_priority_is_per_thread() {
+        let before = niceness();
+        let (lowered, inside) = std::thread::spawn(|| (lower_helper_priority(), niceness()))
+            .join()
+            .unwrap();
+        assert!(lowered, "setpriority failed");
+        assert_eq!(inside, (before + HELPER_NICENESS).min(MAX_NICENESS));
+        assert_eq!(
+            niceness(),
+            before,
+            "the calling thread must keep its priority"
+        );
+    }
 }

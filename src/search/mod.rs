@@ -292,6 +292,11 @@ impl Searcher {
         }
     }
 
+    /// The stop and ponder flags the next search obeys (helpers get fresh ones per search).
+    pub fn set_control(&mut self, control: Arc<Control>) {
+        self.control = control;
+    }
+
     /// Forget everything learnt about earlier games (`ucinewgame`).
     pub fn clear(&mut self) {
         self.history.clear();
