@@ -145,8 +145,9 @@ impl Helper {
 /// search threads keep the process's priority). With more search threads than free cores,
 /// the scheduler then runs the threads that answer commands and decide the move first, so
 /// `isready`, `stop` and `quit` are answered within a scheduler tick instead of a time
-/// slice; with enough cores it changes nothing.
-pub const HELPER_NICENESS: i32 = 5;
+/// slice; with enough cores it changes nothing. The full 19 levels: with 5, four threads
+/// on two cores still answered `stop` in 4.0 ms at the 99th percentile, with 19 in 0.9 ms.
+pub const HELPER_NICENESS: i32 = 19;
 /// The largest nice value Linux has.
 const MAX_NICENESS: i32 = 19;
 
