@@ -427,9 +427,15 @@ impl Searcher {
             if let (true, Some(&m)) = (weakened, pv.first()) {
                 candidates.push((m, score, pv.clone()));
             }
+            // With several lines shown, an iteration's lines are held back and shown sorted
+            // once they are all searched: a later line can come out above line 1.
+            let sorts_lines = !weakened && self.multipv > 1;
+            let mut unsorted: Vec<(i32, Iteration)> = Vec::new();
             let first_line = self.iteration(depth, score, Bound::Exact, pv);
             if weakened {
                 held_back.push(first_line);
+            } else if sorts_lines {
+                unsorted.push((score, first_line));
             } else {
                 report(&first_line);
             }
@@ -455,10 +461,15 @@ impl Searcher {
                     let line = self.iteration(depth, *line_score, Bound::Exact, line_pv);
                     if weakened {
                         held_back.push(line);
+                    } else if sorts_lines {
+                        unsorted.push((*line_score, line));
                     } else {
                         report(&line);
                     }
                 }
+            }
+            if sorts_lines {
+                self.report_sorted(&mut result, unsorted, report);
             }
             if weakened && candidates.len() == lines {
                 finished_lines = candidates;
@@ -510,6 +521,29 @@ impl Searcher {
         result.score = *score;
         result.pv = pv.clone();
         Some(*m) != lines.first().map(|l| l.0)
+    }
+
+    /// Shows an iteration's MultiPV lines best first, numbered in that order, and plays the
+    /// new first line: a line searched without line 1's move can score above it.
+    fn report_sorted(
+        &self,
+        result: &mut SearchResult,
+        mut lines: Vec<(i32, Iteration)>,
+        report: &mut dyn FnMut(&Iteration),
+    ) {
+        lines.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+        if let Some((score, best)) = lines.first() {
+            if best.pv.first() != result.pv.first() {
+                result.best_move = best.pv.first().copied();
+                result.ponder_move = best.pv.get(1).copied();
+                result.score = *score;
+                result.pv = best.pv.clone();
+            }
+        }
+        for (k, (_, line)) in lines.iter_mut().enumerate() {
+            line.multipv = k + 1;
+            report(line);
+        }
     }
 
     /// MultiPV lines past the user's `MultiPV` are searched only for `UCI_LimitStrength`
