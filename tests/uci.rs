@@ -15,6 +15,12 @@ use shakmaty::{CastlingMode, Chess, Color, Position, Role, Square};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_basalt");
 
+/// The engine under test: this crate's binary, or `BASALT_BIN` when it is set (to measure
+/// another build, e.g. the latency percentiles of two builds side by side).
+fn binary() -> String {
+    std::env::var("BASALT_BIN").unwrap_or_else(|_| BINARY.to_string())
+}
+
 /// Deadline for anything that should finish quickly; only reached when something hangs.
 const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -66,7 +72,7 @@ struct Search {
 
 impl Engine {
     fn start() -> Engine {
-        let mut child = Command::new(BINARY)
+        let mut child = Command::new(binary())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

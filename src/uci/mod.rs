@@ -81,8 +81,14 @@ impl Engine {
         self.say(&format!("info string {text}"));
     }
 
-    /// Reads commands until `quit` or the end of input.
+    /// Reads commands until `quit` or the end of input, then ends the search thread.
     pub fn run(&mut self, input: impl BufRead) {
+        self.read_commands(input);
+        self.worker.quit();
+    }
+
+    /// Reads and handles commands until `quit` or the end of input.
+    fn read_commands(&mut self, input: impl BufRead) {
         let mut input = input;
         let mut buf = Vec::new();
         loop {
@@ -96,7 +102,6 @@ impl Engine {
                 break;
             }
         }
-        self.worker.quit();
     }
 
     /// Handles one input line; false means quit.
@@ -403,5 +408,10 @@ impl Engine {
 pub fn run_stdio() {
     let mut engine = Engine::new(stdout_output());
     let stdin = std::io::stdin();
-    engine.run(stdin.lock());
+    engine.read_commands(stdin.lock());
+    // The process ends here, so the search threads are stopped but not joined: joining
+    // waits until each has been scheduled again, several milliseconds with more threads
+    // than cores. `exit` flushes stdout; the kernel ends the threads with the process.
+    engine.worker.stop();
+    std::process::exit(0);
 }
