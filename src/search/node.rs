@@ -332,8 +332,12 @@ pub fn negamax(
 
         // Step 8a. Shallow-depth pruning, once some move has been searched and no mate is
         // at stake: late quiet moves (late move pruning), quiets that cannot lift the eval
-        // to alpha (futility), and moves that lose material by exchange (SEE).
-        let prune = s.config.shallow_pruning && !is_root && best_score > -MATE_BOUND;
+        // to alpha (futility), and moves that lose material by exchange (SEE). Once a move
+        // mates, the rest are searched in full too: a shorter mate may be among them.
+        let prune = s.config.shallow_pruning
+            && !is_root
+            && best_score > -MATE_BOUND
+            && best_score < MATE_BOUND;
         if prune
             && is_quiet
             && !in_check
