@@ -24,7 +24,7 @@ pub struct TimeLimits {
 const MAX_CLOCK_MS: u64 = 1 << 40;
 
 /// Moves we plan for when the GUI does not say how many are left (sudden death).
-const DEFAULT_MOVES_TO_GO: u64 = 30;
+const DEFAULT_MOVES_TO_GO: u64 = 40;
 /// Never plan on more than this share of the remaining time for one move.
 const MAX_SOFT_SHARE: (u64, u64) = (1, 5);
 /// Hard limit as a multiple of the planned time.
@@ -86,7 +86,11 @@ pub struct SearchTrend {
 
 /// Soft-limit multipliers by best-move stability: a move that keeps winning iteration after
 /// iteration is unlikely to change, a new one deserves a second look.
-const STABILITY_SCALE: [f64; 7] = [1.6, 1.3, 1.1, 1.0, 0.9, 0.8, 0.75];
+const STABILITY_SCALE: [f64; 7] = [1.5, 1.25, 1.1, 1.0, 1.0, 0.95, 0.9];
+/// Node-share factor: (pivot - share) x slope, clamped; a typical share (~0.85) gives ~1.
+const NODE_SHARE_PIVOT: f64 = 1.5;
+const NODE_SHARE_SLOPE: f64 = 1.6;
+const NODE_SHARE_RANGE: (f64, f64) = (0.6, 2.0);
 /// Score drops (cp) that extend the soft limit, and by how much.
 const SCORE_DROP_SMALL: (i32, f64) = (20, 1.25);
 const SCORE_DROP_LARGE: (i32, f64) = (50, 1.6);
@@ -96,7 +100,9 @@ pub fn soft_scale(trend: &SearchTrend) -> f64 {
     let stability =
         STABILITY_SCALE[(trend.stable_iterations as usize).min(STABILITY_SCALE.len() - 1)];
     // When nearly all nodes went to the best move, the alternatives were refuted quickly.
-    let node_share = (1.6 - trend.best_move_node_share.clamp(0.0, 1.0)).clamp(0.6, 1.6);
+    let node_share = ((NODE_SHARE_PIVOT - trend.best_move_node_share.clamp(0.0, 1.0))
+        * NODE_SHARE_SLOPE)
+        .clamp(NODE_SHARE_RANGE.0, NODE_SHARE_RANGE.1);
     let score = if trend.score_drop >= SCORE_DROP_LARGE.0 {
         SCORE_DROP_LARGE.1
     } else if trend.score_drop >= SCORE_DROP_SMALL.0 {
@@ -105,6 +111,13 @@ pub fn soft_scale(trend: &SearchTrend) -> f64 {
         1.0
     };
     stability * node_share * score
+}
+
+impl TimeLimits {
+    /// The soft limit scaled for the search so far, never past the hard limit.
+    pub fn scaled_soft(&self, trend: &SearchTrend) -> Duration {
+        self.soft.mul_f64(soft_scale(trend)).min(self.hard)
+    }
 }
 
 #[cfg(test)]
@@ -188,7 +201,25 @@ mod tests {
             best_move_node_share: 0.0,
             score_drop: 500,
         };
-        assert!(soft_scale(&worst) <= 1.6 * 1.6 * 1.6);
+        assert!(soft_scale(&worst) <= 1.5 * 2.0 * 1.6);
+    }
+
+    #[test]
+    fn scaled_soft_limit_stays_under_the_hard_limit() {
+        let clock = Clock {
+            time_left: Some(4000),
+            increment: 40,
+            moves_to_go: None,
+            move_time: None,
+        };
+        let limits = clock.limits(10).unwrap();
+        let panic = SearchTrend {
+            stable_iterations: 0,
+            best_move_node_share: 0.0,
+            score_drop: 500,
+        };
+        assert!(limits.scaled_soft(&panic) > limits.soft);
+        assert!(limits.scaled_soft(&panic) <= limits.hard);
     }
 
     #[test]

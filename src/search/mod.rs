@@ -19,7 +19,7 @@ use rand::SeedableRng;
 use crate::position::Position;
 use crate::strength::StrengthLimit;
 use crate::syzygy::{Outcome, Tablebases};
-use crate::time::{soft_scale, SearchTrend, TimeLimits};
+use crate::time::{SearchTrend, TimeLimits};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use history::History;
 use params::*;
@@ -85,7 +85,7 @@ impl Default for SearchConfig {
             tt_eval_correction: true,
             cut_node_reductions: false,
             history_pruning: false,
-            dynamic_time: false,
+            dynamic_time: true,
         }
     }
 }
@@ -653,7 +653,7 @@ impl Searcher {
             return false;
         }
         let soft = if self.config.dynamic_time && depth >= DYNAMIC_TIME_MIN_DEPTH {
-            time.soft.mul_f64(soft_scale(trend)).min(time.hard)
+            time.scaled_soft(trend)
         } else {
             time.soft
         };
