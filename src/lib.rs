@@ -12,4 +12,5 @@ pub mod syzygy;
 pub mod threads;
 pub mod time;
 pub mod tt;
+pub mod tune;
 pub mod uci;

@@ -2,11 +2,15 @@
 
 use std::process::ExitCode;
 
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
 use clap::{Parser, Subcommand};
 
 use basalt::bench;
 use basalt::perft;
 use basalt::position::Position;
+use basalt::tune;
 
 #[derive(Parser)]
 #[command(name = "basalt", version, about = "Basalt, a UCI chess engine")]
@@ -42,6 +46,39 @@ enum Tool {
         /// With --suite: skip counts deeper than this.
         #[arg(long, default_value_t = 6)]
         max_depth: u32,
+    },
+    /// Texel-tune the evaluation weights on labelled positions (`FEN | result` lines).
+    Tune {
+        /// Labelled positions, e.g. ../shared/data/tuning/texel_positions.txt.
+        #[arg(long)]
+        data: PathBuf,
+        /// Where to write the tuned weights (Rust source).
+        #[arg(long, default_value = "src/eval/weights.rs")]
+        out: PathBuf,
+        /// Adam epochs over the full training set.
+        #[arg(long, default_value_t = 2000)]
+        epochs: usize,
+        /// Adam step size, in centipawns.
+        #[arg(long, default_value_t = 1.0)]
+        learning_rate: f64,
+        /// Share of the positions (the file's tail) held back for validation.
+        #[arg(long, default_value_t = 0.1)]
+        validation: f64,
+        /// Replace each position by the end of its capture sequence (qsearch PV).
+        #[arg(long)]
+        quiet: bool,
+        /// Use only the first N lines.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Worker threads.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// L2 penalty weight pulling each weight toward its starting value.
+        #[arg(long, default_value_t = 0.0)]
+        regularization: f64,
+        /// Weight blocks to keep as they are, e.g. `MATERIAL:mg,PST:mg,MOBILITY_*:mg`.
+        #[arg(long, default_value = "")]
+        freeze: String,
     },
 }
 
@@ -82,6 +119,111 @@ fn main() -> ExitCode {
             Some(path) => run_suite(&path, max_depth),
             None => run_divide(depth.unwrap_or(5), fen.as_deref()),
         },
+        Some(Tool::Tune {
+            data,
+            out,
+            epochs,
+            learning_rate,
+            validation,
+            quiet,
+            limit,
+            threads,
+            regularization,
+            freeze,
+        }) => {
+            let frozen = match tune::frozen_weights(&freeze) {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!("--freeze: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let settings = tune::Settings {
+                epochs,
+                learning_rate,
+                threads: threads.max(1),
+                regularization,
+                frozen,
+            };
+            run_tune(&data, &out, validation, quiet, limit, &settings)
+        }
+    }
+}
+
+fn run_tune(
+    data_path: &Path,
+    out: &Path,
+    validation_share: f64,
+    quiet: bool,
+    limit: Option<usize>,
+    settings: &tune::Settings,
+) -> ExitCode {
+    let started = Instant::now();
+    let (data, skipped) = match tune::load(data_path, quiet, limit, settings.threads) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("cannot read {}: {e}", data_path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let total = data.len();
+    let (train, validation) = data.split(validation_share.clamp(0.0, 0.9));
+    println!(
+        "loaded {total} positions ({skipped} skipped{}) in {:.0} s: {} training, {} validation",
+        if quiet {
+            ", in check or unparsable"
+        } else {
+            ", unparsable"
+        },
+        started.elapsed().as_secs_f64(),
+        train.len(),
+        validation.len()
+    );
+    let start = tune::current_weights();
+    let k = tune::fit_k(&train, &start, settings.threads);
+    let error = |set: &tune::Dataset, w: &[f64]| tune::error(set, w, k, settings.threads);
+    let (train_before, validation_before) = (error(&train, &start), error(&validation, &start));
+    println!("K = {k:.4}; before: train {train_before:.7}, validation {validation_before:.7}");
+    let tuned = tune::adam(&train, &validation, start, k, settings, &mut |line| {
+        println!("{line}")
+    });
+    let scores = tune::to_scores(&tuned);
+    let rounded: Vec<f64> = scores
+        .iter()
+        .flat_map(|s| [s.mg as f64, s.eg as f64])
+        .collect();
+    let (train_after, validation_after) = (error(&train, &rounded), error(&validation, &rounded));
+    println!("after (rounded): train {train_after:.7}, validation {validation_after:.7}");
+    let command: Vec<String> = std::env::args().collect();
+    let header = vec![
+        format!("Produced by: `{}`", command.join(" ")),
+        format!(
+            "Data: {} ({total} positions, {skipped} skipped{}; {} training, {} validation)",
+            data_path
+                .file_name()
+                .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
+            if quiet {
+                ", resolved to quiet positions"
+            } else {
+                ""
+            },
+            train.len(),
+            validation.len()
+        ),
+        format!(
+            "K = {k:.4}; mean squared error before -> after: training {train_before:.6} -> \
+             {train_after:.6}, validation {validation_before:.6} -> {validation_after:.6}"
+        ),
+    ];
+    match tune::write_weights(out, &scores, &header) {
+        Ok(()) => {
+            println!("wrote {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("cannot write {}: {e}", out.display());
+            ExitCode::from(2)
+        }
     }
 }
 

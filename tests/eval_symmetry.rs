@@ -226,3 +226,42 @@ fn a_queen_up_scores_above_700() {
     }
     assert!(checked >= 150, "only {checked} positions checked");
 }
+
+/// The tuner's linear view of a position (coefficients times weights, tapered, scaled and
+/// damped) gives exactly the evaluation the search uses. This also checks the pawn-structure
+/// cache: `evaluate` reads it, `trace` always recomputes.
+#[test]
+fn tuner_trace_reproduces_the_evaluation() {
+    use basalt::eval::{self, Score, WEIGHTS};
+    for pos in all_positions() {
+        let trace = eval::trace(&pos);
+        let mut total = Score::default();
+        for &(i, c) in &trace.coefficients {
+            total += WEIGHTS[i as usize] * i32::from(c);
+        }
+        let strong = eval::stronger_side(total, trace.phase);
+        let scale = trace.scale[usize::from(strong == Color::Black)];
+        let white =
+            eval::damp_for_fifty_moves(eval::taper(total, trace.phase, scale), pos.halfmoves());
+        let expected = if pos.turn() == Color::White {
+            white
+        } else {
+            -white
+        };
+        assert_eq!(evaluate(&pos), expected, "{}", fen_of(&pos));
+    }
+}
+
+/// Material that cannot mate scores a dead draw however the pieces stand.
+#[test]
+fn insufficient_material_is_a_draw() {
+    for fen in [
+        "8/8/4k3/8/8/2N5/5K2/8 w - - 0 1",
+        "8/8/4k3/8/8/2B5/5K2/8 b - - 0 1",
+        "8/8/4k3/8/8/2N2N2/5K2/8 w - - 0 1",
+        "8/8/4k3/3n4/8/8/5K2/8 w - - 0 1",
+    ] {
+        assert_eq!(evaluate(&parse(fen)), 0, "{fen}");
+    }
+    assert!(evaluate(&parse("8/8/4k3/8/8/2R5/5K2/8 w - - 0 1")) > 300);
+}

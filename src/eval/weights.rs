@@ -1,46 +1,161 @@
-//! Evaluation weights (hand-set for v1; the tuner will replace them). Pairs are
-//! (middlegame, endgame) in centipawns.
+//! Evaluation weights: (middlegame, endgame) pairs in centipawns, in the order of the
+//! blocks in `layout.rs`. Written by `basalt tune`; change them by re-running it.
+//!
+//! Produced by: `./target/release/basalt tune --data sf_d8_l08.txt --quiet --epochs 1000 --threads 1 --regularization 1e-9`
+//! (built with `tools/eval_weights_start.rs` as the weights), on labels made by
+//! `tools/label_stockfish.py ../shared/data/tuning/texel_positions.txt sf_d8.txt 0 355765 "depth 8"`
+//! (Stockfish 15.1) and `tools/blend_labels.py sf_d8.txt sf_d8_l08.txt 0.8`; see the README.
+//! Data: sf_d8_l08.txt (355765 positions, 0 skipped, resolved to quiet positions; 320188 training, 35577 validation)
+//! K = 1.1770; mean squared error before -> after: training 0.036564 -> 0.025984, validation 0.036502 -> 0.026704
 
+use super::layout::NUM_WEIGHTS;
 use super::terms::Score;
 
 const fn s(mg: i32, eg: i32) -> Score {
     Score { mg, eg }
 }
 
-/// Bonus for the side to move.
-pub const TEMPO: i32 = 10;
-
-pub const BISHOP_PAIR: Score = s(30, 50);
-
-/// Per safe square attacked beyond a typical count, indexed by role (pawn and king unused).
-pub const MOBILITY_PER_SQUARE: [Score; 6] = [s(0, 0), s(4, 4), s(5, 5), s(2, 4), s(1, 2), s(0, 0)];
-/// The "typical" number of safe squares per role: mobility is scored relative to it so the
-/// term stays small on average and does not double-count material.
-pub const MOBILITY_BASELINE: [i32; 6] = [0, 4, 6, 6, 12, 0];
-
-pub const DOUBLED_PAWN: Score = s(-10, -20);
-pub const ISOLATED_PAWN: Score = s(-10, -12);
-/// Passed pawn bonus by rank from the pawn's own side (index 0 = rank 1).
-pub const PASSED_PAWN: [Score; 8] = [
-    s(0, 0),
-    s(2, 8),
-    s(4, 12),
-    s(8, 20),
-    s(18, 40),
-    s(35, 75),
-    s(60, 120),
-    s(0, 0),
+#[rustfmt::skip]
+pub const WEIGHTS: [Score; NUM_WEIGHTS] = [
+    // MATERIAL [6]
+    s(42, 98), s(277, 377), s(319, 395), s(346, 661), s(951, 1093), s(0, 0),
+    // PST [384]
+    s(0, 0), s(0, 0), s(0, 0), s(0, 0), s(0, 0), s(0, 0), s(0, 0), s(0, 0),
+    s(-26, 11), s(-30, 26), s(-19, 9), s(-21, 6), s(-17, 32), s(11, 26), s(31, 20), s(4, -10),
+    s(-36, -6), s(-44, 7), s(-31, 6), s(-33, 0), s(-34, 19), s(-6, 9), s(13, 3), s(19, -12),
+    s(-14, 9), s(-19, -3), s(-19, 2), s(-17, -15), s(-19, -1), s(1, 11), s(15, 7), s(20, -6),
+    s(-2, 31), s(15, 20), s(4, 14), s(3, -11), s(26, -11), s(26, 14), s(11, 17), s(27, 19),
+    s(18, 67), s(46, 79), s(27, 33), s(-13, 65), s(79, 44), s(70, 67), s(51, 93), s(3, 71),
+    s(101, 189), s(92, 150), s(88, 148), s(81, 154), s(85, 159), s(130, 149), s(22, 171), s(-5, 164),
+    s(0, 0), s(0, 0), s(0, 0), s(0, 0), s(0, 0), s(0, 0), s(0, 0), s(0, 0),
+    s(-99, -25), s(-28, -41), s(-43, -22), s(-22, -24), s(-5, -10), s(-9, -29), s(-27, -42), s(-30, -59),
+    s(-32, -49), s(-38, -12), s(-22, -17), s(-20, -11), s(-7, -27), s(1, -32), s(14, -20), s(7, -36),
+    s(-31, -31), s(-24, -3), s(-14, -25), s(-7, 2), s(13, 7), s(-12, -22), s(19, -22), s(-12, -21),
+    s(-5, -18), s(-13, -9), s(-3, 15), s(3, 2), s(16, 8), s(19, -5), s(29, 9), s(4, 2),
+    s(19, 0), s(5, 13), s(26, 4), s(45, 19), s(24, 15), s(67, -3), s(18, 21), s(55, -2),
+    s(-47, -1), s(46, -5), s(23, 18), s(37, 8), s(94, -9), s(118, -17), s(40, -11), s(27, -32),
+    s(-35, 11), s(-16, 6), s(17, -6), s(35, 2), s(29, -13), s(75, -31), s(-11, -26), s(1, -35),
+    s(-131, -22), s(-90, -38), s(-30, -20), s(-41, -15), s(61, -24), s(-83, -1), s(-14, -55), s(-108, -106),
+    s(19, -1), s(33, -19), s(2, -6), s(-1, -24), s(-26, 9), s(-26, -10), s(-3, 20), s(0, -12),
+    s(7, -14), s(-1, 4), s(11, -19), s(-17, 0), s(-8, -15), s(29, -36), s(13, -27), s(26, -10),
+    s(-9, -2), s(17, 8), s(7, 14), s(-5, -5), s(4, 14), s(13, -12), s(31, -31), s(16, -20),
+    s(-13, -3), s(2, -8), s(2, 2), s(8, 26), s(23, 0), s(3, -4), s(9, -21), s(40, -11),
+    s(0, -16), s(-18, 22), s(8, -3), s(43, 7), s(22, 21), s(30, -9), s(8, 5), s(-12, 5),
+    s(-9, 17), s(38, 15), s(2, 3), s(12, -7), s(61, -6), s(72, 4), s(36, -4), s(23, 23),
+    s(-23, 13), s(12, 14), s(-6, 8), s(-13, 1), s(-6, -20), s(46, -13), s(5, -4), s(-50, 10),
+    s(-20, 3), s(12, 3), s(-80, 5), s(-59, -21), s(-11, 5), s(-38, -21), s(17, -2), s(-14, -13),
+    s(-30, -1), s(-23, -11), s(-29, -1), s(-28, -12), s(-16, -14), s(-21, -16), s(23, -23), s(-25, -14),
+    s(-38, -4), s(-37, -25), s(-41, -13), s(-37, 0), s(-30, -12), s(-16, -28), s(0, -27), s(-16, -6),
+    s(-26, 4), s(-47, 1), s(-43, 4), s(-24, -4), s(-21, -10), s(-25, -24), s(17, -1), s(-2, -14),
+    s(-52, 24), s(-30, 10), s(-25, 25), s(-22, 13), s(-26, 10), s(-22, 0), s(31, -23), s(-1, -18),
+    s(-24, 26), s(10, 27), s(5, 24), s(14, 4), s(14, 0), s(20, 12), s(20, 14), s(-3, 15),
+    s(5, 36), s(21, 17), s(25, 15), s(17, 1), s(43, 0), s(58, 8), s(97, -4), s(27, 3),
+    s(19, 15), s(24, 15), s(52, -2), s(55, -3), s(66, -18), s(80, -5), s(35, 2), s(52, -6),
+    s(33, 34), s(26, 25), s(46, 36), s(41, 37), s(60, 23), s(21, 37), s(51, 15), s(45, 10),
+    s(0, -46), s(-10, -56), s(3, -41), s(1, -30), s(20, -62), s(-32, -65), s(-38, -32), s(-39, -46),
+    s(-5, -29), s(-3, -18), s(-11, -31), s(-2, -27), s(-1, -34), s(-14, -38), s(-16, -70), s(22, -37),
+    s(-20, -25), s(-25, 3), s(-9, 13), s(-30, -8), s(-14, -4), s(-15, 22), s(4, 23), s(8, -12),
+    s(-29, 2), s(-49, 28), s(-30, 29), s(-32, 57), s(-30, 37), s(-17, 45), s(3, 36), s(-2, 13),
+    s(-10, 17), s(-29, 34), s(-10, 44), s(-7, 60), s(-1, 73), s(8, 49), s(5, 64), s(15, 38),
+    s(-14, 10), s(-25, 38), s(-14, 35), s(-12, 60), s(44, 59), s(46, 46), s(77, 27), s(59, 17),
+    s(-22, 8), s(-35, 28), s(2, 32), s(10, 31), s(-32, 79), s(76, 43), s(25, 41), s(105, 21),
+    s(-58, 5), s(12, 30), s(29, 21), s(19, 26), s(48, 11), s(60, 27), s(55, 16), s(57, 32),
+    s(-54, -52), s(7, -8), s(40, -28), s(-71, -3), s(-14, -44), s(-77, 4), s(-35, -14), s(-26, -39),
+    s(42, -27), s(18, -36), s(-2, -15), s(-13, -1), s(-10, -9), s(-17, -12), s(10, -16), s(9, -30),
+    s(-14, -42), s(-8, -25), s(-8, -11), s(-37, -1), s(-25, 2), s(-34, -7), s(-30, -9), s(-37, -28),
+    s(-59, -22), s(1, -19), s(-17, 10), s(-22, 2), s(-46, 5), s(-34, 7), s(-40, 9), s(-43, -10),
+    s(-13, -10), s(-20, 44), s(-14, 24), s(-21, 23), s(-39, 25), s(-28, 23), s(-17, 22), s(-48, -1),
+    s(-5, 5), s(30, 54), s(4, 38), s(-13, 38), s(-22, 50), s(4, 64), s(20, 44), s(-19, 24),
+    s(37, 2), s(12, 36), s(-14, 34), s(-13, 11), s(-7, 45), s(-3, 58), s(-35, 53), s(-26, 38),
+    s(-61, -61), s(25, -22), s(18, -13), s(-20, -29), s(-52, -13), s(-29, 32), s(5, 23), s(12, -14),
+    // MOBILITY_KNIGHT [9]
+    s(-81, -38), s(-35, -52), s(-16, -9), s(-8, 11), s(0, 31), s(7, 39), s(13, 44), s(25, 43),
+    s(33, 27),
+    // MOBILITY_BISHOP [14]
+    s(-58, -82), s(-41, -47), s(-23, -34), s(-21, 0), s(-12, 17), s(-8, 28), s(-4, 34), s(-2, 44),
+    s(4, 40), s(12, 43), s(23, 28), s(47, 26), s(30, 9), s(41, 26),
+    // MOBILITY_ROOK [15]
+    s(-61, -71), s(-28, -42), s(-19, -17), s(-16, -3), s(-11, 3), s(-12, 15), s(-6, 21), s(-1, 24),
+    s(0, 30), s(10, 31), s(4, 41), s(9, 44), s(13, 43), s(-1, 56), s(17, 33),
+    // MOBILITY_QUEEN [28]
+    s(-14, -25), s(-22, -26), s(-61, -37), s(-38, -28), s(-39, -31), s(-29, -37), s(-28, -29), s(-22, -18),
+    s(-15, 5), s(-14, 13), s(-6, 17), s(-2, 25), s(1, 26), s(6, 36), s(14, 33), s(14, 39),
+    s(15, 32), s(14, 38), s(23, 14), s(18, 36), s(28, 12), s(31, 20), s(18, 12), s(25, 19),
+    s(11, 16), s(14, 27), s(12, 24), s(13, 26),
+    // BISHOP_PAIR [1]
+    s(6, 59),
+    // ROOK_OPEN_FILE [1]
+    s(22, 2),
+    // ROOK_SEMI_OPEN_FILE [1]
+    s(13, 8),
+    // QUEEN_OPEN_FILE [1]
+    s(-8, 26),
+    // QUEEN_SEMI_OPEN_FILE [1]
+    s(7, 15),
+    // ROOK_ON_SEVENTH [1]
+    s(-34, 24),
+    // KNIGHT_OUTPOST [1]
+    s(24, 14),
+    // BISHOP_OUTPOST [1]
+    s(40, 5),
+    // MINOR_BEHIND_PAWN [1]
+    s(14, 1),
+    // BAD_BISHOP_PAWN [1]
+    s(-5, -11),
+    // DOUBLED_PAWN [1]
+    s(-4, -21),
+    // ISOLATED_PAWN [1]
+    s(1, -2),
+    // BACKWARD_PAWN [1]
+    s(-2, -8),
+    // PHALANX_PAWN [8]
+    s(0, 0), s(6, -8), s(10, 7), s(17, 16), s(34, 38), s(36, 61), s(2, 27), s(0, 0),
+    // SUPPORTED_PAWN [8]
+    s(0, 0), s(0, 0), s(30, 19), s(21, 15), s(23, 28), s(37, 47), s(30, 69), s(0, 0),
+    // CANDIDATE_PASSER [8]
+    s(0, 0), s(1, -18), s(2, -4), s(7, 2), s(-1, 6), s(10, 21), s(0, 0), s(0, 0),
+    // PASSED_PAWN [8]
+    s(0, 0), s(6, 0), s(-1, 17), s(3, 44), s(16, 62), s(27, 94), s(49, 130), s(0, 0),
+    // PASSED_FREE_PATH [8]
+    s(0, 0), s(14, -1), s(-22, 2), s(-29, 10), s(-12, 17), s(9, 37), s(19, 50), s(0, 0),
+    // PASSED_BLOCKED [8]
+    s(0, 0), s(22, -5), s(18, -6), s(-10, -12), s(-13, -12), s(-20, -7), s(-30, -40), s(0, 0),
+    // PASSED_OWN_KING_DISTANCE [1]
+    s(1, -9),
+    // PASSED_THEIR_KING_DISTANCE [1]
+    s(0, 9),
+    // UNSTOPPABLE_PASSER [1]
+    s(-1, 101),
+    // KING_ATTACKERS [6]
+    s(0, 0), s(-1, -4), s(-1, 0), s(-18, -13), s(-46, 17), s(0, 0),
+    // KING_ATTACK_UNITS [1]
+    s(-1, 8),
+    // KING_ATTACK_UNITS_SQUARED [1]
+    s(19, -8),
+    // KING_SAFE_CHECKS [6]
+    s(0, 0), s(38, -15), s(11, 15), s(41, -3), s(11, -1), s(0, 0),
+    // KING_WEAK_SQUARES [1]
+    s(9, -7),
+    // SHELTER_KING_FILE [8]
+    s(-49, 29), s(22, -12), s(23, -9), s(9, -6), s(-3, 7), s(2, -14), s(20, 5), s(0, 0),
+    // SHELTER_SIDE_FILE [8]
+    s(-9, 5), s(31, -12), s(13, -2), s(6, -3), s(-2, 5), s(1, 2), s(14, 3), s(0, 0),
+    // PAWN_STORM [8]
+    s(-3, -12), s(32, 34), s(-61, 48), s(7, -11), s(18, -18), s(21, -20), s(15, -22), s(0, 0),
+    // KING_OPEN_FILE [1]
+    s(3, -37),
+    // KING_SEMI_OPEN_FILE [1]
+    s(29, -19),
+    // THREAT_BY_PAWN [6]
+    s(0, 0), s(56, 30), s(36, 50), s(41, 8), s(29, 1), s(0, 0),
+    // THREAT_BY_MINOR [6]
+    s(-11, 7), s(21, 34), s(21, 17), s(28, 25), s(29, 23), s(0, 0),
+    // THREAT_BY_ROOK [6]
+    s(-19, 20), s(16, 22), s(28, 16), s(-6, -3), s(41, 32), s(0, 0),
+    // HANGING [1]
+    s(3, 26),
+    // PAWN_PUSH_THREAT [1]
+    s(21, 25),
+    // TEMPO [1]
+    s(22, 17),
 ];
-
-/// Own pawns shielding a castled king, one and two ranks in front of it.
-pub const SHELTER_NEAR: Score = s(14, 0);
-pub const SHELTER_FAR: Score = s(7, 0);
-/// Per enemy piece attacking squares next to the king, by role; squared and scaled below.
-pub const KING_ATTACK_WEIGHT: [i32; 6] = [0, 2, 2, 3, 5, 0];
-pub const KING_ATTACK_SCALE: i32 = 4;
-
-pub const ROOK_OPEN_FILE: Score = s(25, 10);
-pub const ROOK_SEMI_OPEN_FILE: Score = s(12, 6);
-
-/// Phase weight of each role: the sum over the start position is `MAX_PHASE`.
-pub const PHASE_WEIGHT: [i32; 6] = [0, 1, 1, 2, 4, 0];

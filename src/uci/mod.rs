@@ -390,7 +390,13 @@ impl Engine {
                 t.eg
             ));
         }
-        self.say(&format!("Phase: {} / {}", br.phase, eval::MAX_PHASE));
+        self.say(&format!(
+            "Phase: {} / {}, endgame scale: {} / {}",
+            br.phase,
+            eval::MAX_PHASE,
+            br.scale,
+            eval::FULL_SCALE
+        ));
         let stm = eval::evaluate(board);
         let white = if board.turn() == shakmaty::Color::White {
             stm
@@ -398,8 +404,7 @@ impl Engine {
             -stm
         };
         self.say(&format!(
-            "Final evaluation: {white} cp (White's side), {stm} cp for the side to move (incl. tempo {})",
-            eval::tempo()
+            "Final evaluation: {white} cp (White's side), {stm} cp for the side to move"
         ));
     }
 }
