@@ -700,6 +700,55 @@ fn latency_during_search(threads: usize, trials: usize) {
     assert!(worst < PROMPT, "99th percentile latency {worst:?}");
 }
 
+/// `quit` during a search while other programs keep every core busy (here: one spinning
+/// thread per core in this test process, at normal priority). The process ends only once
+/// each thread has run again, and the `SCHED_IDLE` helpers get almost no CPU next to
+/// normal programs: at `quit` the engine lifts them back to the normal policy, which needs
+/// `CAP_SYS_NICE` (root) or a `RLIMIT_NICE` that allows it. Prints the percentiles; asserts
+/// only that the engine exits well within `PATIENCE`.
+/// `cargo test --release --test uci -- --ignored --nocapture quit_with_every_core_busy`
+#[test]
+#[ignore = "loads every core for about half a minute; run by hand"]
+fn quit_with_every_core_busy() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let _cpu = exclusive_cpu();
+    let cores = thread::available_parallelism().map_or(2, |n| n.get());
+    let done = Arc::new(AtomicBool::new(false));
+    let burners: Vec<_> = (0..cores)
+        .map(|_| {
+            let done = done.clone();
+            thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    for threads in [1, 4] {
+        let mut quit = Vec::new();
+        for trial in 0..40 {
+            let fen = if trial % 2 == 0 { STARTPOS } else { KIWIPETE };
+            let mut q = Engine::ready();
+            q.send(&format!("setoption name Threads value {threads}"));
+            q.send(&format!("position fen {fen}"));
+            q.start_go("go infinite");
+            q.wait_for_info();
+            thread::sleep(Duration::from_millis(20 + (trial % 16) as u64 * 5));
+            q.send("quit");
+            let (status, took) = q.wait_exit(PATIENCE);
+            assert!(status.success(), "quit under load: exit status {status}");
+            quit.push(took);
+        }
+        let (p50, p99, max) = percentiles(&mut quit);
+        println!("every core busy, Threads={threads}, 40 trials: quit p50 {p50:?} p99 {p99:?} max {max:?}");
+    }
+    done.store(true, Ordering::Relaxed);
+    for b in burners {
+        b.join().unwrap();
+    }
+}
+
 fn assert_legal_bestmove(fen: &str, search: &Search) {
     if let Err(e) = play_line(fen, false, &[search.best()]) {
         panic!("illegal {:?}: {e}", search.bestmove);

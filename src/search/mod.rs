@@ -745,6 +745,9 @@ impl Searcher {
             self.stopped = true;
             return true;
         }
+        if self.helper_id != 0 && self.nodes.is_multiple_of(HELPER_YIELD_INTERVAL) {
+            std::thread::yield_now();
+        }
         if let Some(max_nodes) = self.limits.nodes {
             if self.nodes >= max_nodes {
                 self.stopped = true;

@@ -28,6 +28,11 @@ pub const ASPIRATION_GROWTH: i32 = 2;
 
 /// How often (in nodes) the clock is read; the stop flag is read at every node.
 pub const CLOCK_CHECK_INTERVAL: u64 = 1024;
+/// How often (in nodes) a helper thread yields its core. With more search threads than
+/// cores the kernel may otherwise run a `SCHED_IDLE` helper for a whole scheduler tick
+/// (4 ms at 250 Hz) while the UCI thread waits to read a command; at a yield it picks
+/// again. 256 nodes are about 0.2 ms of a helper's time.
+pub const HELPER_YIELD_INTERVAL: u64 = 256;
 
 /// Move ordering scores (higher is searched first).
 pub const ORDER_TT_MOVE: i32 = 4_000_000;

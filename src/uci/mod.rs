@@ -412,11 +412,15 @@ impl Engine {
 /// Runs the UCI loop on stdin/stdout until `quit` or the end of input.
 pub fn run_stdio() {
     let mut engine = Engine::new(stdout_output());
+    // Only now: the search thread, spawned above, must not inherit the short slice.
+    crate::threads::shorten_time_slice();
     let stdin = std::io::stdin();
     engine.read_commands(stdin.lock());
     // The process ends here, so the search threads are stopped but not joined: joining
     // waits until each has been scheduled again, several milliseconds with more threads
-    // than cores. `exit` flushes stdout; the kernel ends the threads with the process.
+    // than cores. `exit` flushes stdout; the kernel ends the threads with the process,
+    // which it can do only once each has run again, hence the lift.
     engine.worker.stop();
+    crate::threads::lift_helper_priority();
     std::process::exit(0);
 }

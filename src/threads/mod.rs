@@ -25,6 +25,9 @@ use crate::syzygy::Tablebases;
 use crate::tt::TranspositionTable;
 use crate::uci::format;
 
+mod priority;
+pub use priority::{lift_helper_priority, lower_helper_priority, shorten_time_slice};
+
 pub type Output = Arc<dyn Fn(&str) + Send + Sync>;
 
 pub enum Job {
@@ -139,47 +142,6 @@ impl Helper {
             let _ = h.join();
         }
     }
-}
-
-/// How much nicer helper threads run than the thread that starts them (the UCI and main
-/// search threads keep the process's priority). With more search threads than free cores,
-/// the scheduler then runs the threads that answer commands and decide the move first, so
-/// `isready`, `stop` and `quit` are answered within a scheduler tick instead of a time
-/// slice; with enough cores it changes nothing. The full 19 levels: with 5, four threads
-/// on two cores still answered `stop` in 4.0 ms at the 99th percentile, with 19 in 0.9 ms.
-/// On Linux helpers also take the `SCHED_IDLE` policy: a waking thread of normal policy
-/// then preempts a helper at once and a core running only helpers counts as free when the
-/// kernel places a waking thread, so `quit` with four threads on two cores fell from
-/// 2.6 ms to 1.1-1.3 ms at the median (docs/strength.md, "Command latency").
-pub const HELPER_NICENESS: i32 = 19;
-/// The largest nice value Linux has.
-const MAX_NICENESS: i32 = 19;
-
-/// Makes the calling thread `HELPER_NICENESS` nicer and gives it the `SCHED_IDLE` policy.
-/// Returns false where that is not possible (other systems, or a sandbox that forbids it);
-/// helpers then keep the priority.
-#[cfg(target_os = "linux")]
-pub fn lower_helper_priority() -> bool {
-    // SAFETY: `getpriority` and `setpriority` take integers and read or write no memory of
-    // ours, so they cannot break Rust's guarantees whatever they return. On Linux the nice
-    // value is per thread and `PRIO_PROCESS` with `who = 0` names the calling thread alone
-    // (setpriority(2), "Linux-specific notes"), so only this helper is affected; the test
-    // `helper_priority_is_per_thread` checks exactly that. Raising the value never needs a
-    // privilege. The same holds for `sched_setscheduler` with `pid = 0` (sched(7): policies
-    // are per thread), which only reads `param`, a live local; moving to `SCHED_IDLE` needs
-    // no privilege either.
-    unsafe {
-        let current = libc::getpriority(libc::PRIO_PROCESS, 0);
-        let target = (current + HELPER_NICENESS).min(MAX_NICENESS);
-        let param = libc::sched_param { sched_priority: 0 };
-        libc::setpriority(libc::PRIO_PROCESS, 0, target) == 0
-            && libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) == 0
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn lower_helper_priority() -> bool {
-    false
 }
 
 pub struct SearchThread {
@@ -490,43 +452,4 @@ fn perft_stoppable(pos: &mut Position, depth: u32, stop: &AtomicBool) -> Option<
         total += n?;
     }
     Some(total)
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-
-    /// The calling thread's nice value.
-    fn niceness() -> i32 {
-        // SAFETY: `getpriority` takes two integers and touches no memory of ours.
-        unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
-    }
-
-    /// The calling thread's scheduling policy.
-    fn policy() -> i32 {
-        // SAFETY: `sched_getscheduler` takes an integer and touches no memory of ours.
-        unsafe { libc::sched_getscheduler(0) }
-    }
-
-    #[test]
-    fn helper_priority_is_per_thread() {
-        let before = niceness();
-        let (lowered, inside) =
-            std::thread::spawn(|| (lower_helper_priority(), (niceness(), policy())))
-                .join()
-                .unwrap();
-        assert!(lowered, "setpriority or sched_setscheduler failed");
-        assert_eq!(inside.0, (before + HELPER_NICENESS).min(MAX_NICENESS));
-        assert_eq!(inside.1, libc::SCHED_IDLE);
-        assert_eq!(
-            niceness(),
-            before,
-            "the calling thread must keep its priority"
-        );
-        assert_eq!(
-            policy(),
-            libc::SCHED_OTHER,
-            "the calling thread must keep its policy"
-        );
-    }
 }
