@@ -259,12 +259,10 @@ impl Engine {
         }
     }
 
-    /// Sends a `go` that starts a search; returns when it was sent.
-    ///
-    /// Works around an engine bug: a perft prints its last line before the engine marks
-    /// itself idle, so a `go` sent the moment that line arrives can be refused with "a
-    /// search is already running" (`go_right_after_perft_is_not_lost`). Such a refusal is
-    /// retried here, with a note on stderr, so the other tests test what they are about.
+    /// Sends a `go` that starts a search; returns when it was sent. Fails the test if the
+    /// engine refuses it with "a search is already running": a job is marked finished
+    /// before its last line goes out, so a `go` sent on that line must be taken
+    /// (`go_right_after_perft_is_not_lost` checks the same for perft).
     fn start_go(&mut self, command: &str) -> Instant {
         const REFUSED: &str = "info string a search is already running";
         // `isready` after the `go` tells a refusal (printed before `readyok`) apart from a
