@@ -109,28 +109,36 @@ struct SchedAttr {
 /// Threads spawned afterwards inherit it, so call this after the search threads exist.
 #[cfg(target_os = "linux")]
 pub fn shorten_time_slice() -> bool {
+    let Some(mut attr) = current_sched_attr() else {
+        return false;
+    };
+    attr.sched_flags = 0;
+    attr.sched_runtime = UCI_SLICE_NS;
+    // SAFETY: `sched_setattr(0, attr, 0)` reads `attr.size` bytes of `attr`, a live
+    // `#[repr(C)]` value of exactly that size; it acts on the calling thread and keeps no
+    // pointer.
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) == 0 }
+}
+
+/// The calling thread's scheduling attributes, or None if the kernel refuses.
+#[cfg(target_os = "linux")]
+fn current_sched_attr() -> Option<SchedAttr> {
     let size = std::mem::size_of::<SchedAttr>() as u32;
     let mut attr = SchedAttr::default();
     // SAFETY: `sched_getattr(0, attr, size, 0)` writes at most `size` bytes into `attr`, a
     // live `#[repr(C)]` local of exactly that size laid out as the kernel's version-0
-    // `struct sched_attr`; `sched_setattr(0, attr, 0)` reads `attr.size` bytes of it. Both
-    // act on the calling thread alone and keep no pointer.
-    unsafe {
-        if libc::syscall(
+    // `struct sched_attr`; it acts on the calling thread and keeps no pointer.
+    let rc = unsafe {
+        libc::syscall(
             libc::SYS_sched_getattr,
             0,
             &mut attr as *mut SchedAttr,
             size,
             0,
-        ) != 0
-        {
-            return false;
-        }
-        attr.size = size;
-        attr.sched_flags = 0;
-        attr.sched_runtime = UCI_SLICE_NS;
-        libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) == 0
-    }
+        )
+    };
+    attr.size = size;
+    (rc == 0).then_some(attr)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -160,20 +168,9 @@ mod tests {
 
     /// The calling thread's time slice in nanoseconds, from `sched_getattr`.
     fn slice_ns() -> u64 {
-        let size = std::mem::size_of::<SchedAttr>() as u32;
-        let mut attr = SchedAttr::default();
-        // SAFETY: as in `shorten_time_slice`.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_sched_getattr,
-                0,
-                &mut attr as *mut SchedAttr,
-                size,
-                0,
-            )
-        };
-        assert_eq!(rc, 0, "sched_getattr failed");
-        attr.sched_runtime
+        current_sched_attr()
+            .expect("sched_getattr failed")
+            .sched_runtime
     }
 
     #[test]
