@@ -232,9 +232,14 @@ impl StagedPicker {
     }
 
     /// A killer or counter-move is only tried if it is a legal quiet move here.
-    fn usable_quiet(&self, board: &Chess, m: Option<Move>) -> Option<Move> {
+    fn usable_quiet(&self, m: Option<Move>) -> Option<Move> {
         let m = m?;
-        if self.skip_quiets || m.is_capture() || Some(m) == self.tt_move || !board.is_legal(m) {
+        // Legal quiet moves are exactly the generated non-captures: no second generation.
+        if self.skip_quiets
+            || m.is_capture()
+            || Some(m) == self.tt_move
+            || !self.quiets.contains(&m)
+        {
             return None;
         }
         Some(m)
@@ -250,7 +255,15 @@ impl StagedPicker {
                     }
                 }
                 Stage::GenerateCaptures => {
-                    self.captures = board.capture_moves();
+                    // One legal generation serves every later stage: captures now, the
+                    // non-captures kept (unscored) for the killer checks and the quiets.
+                    for m in board.legal_moves() {
+                        if m.is_capture() {
+                            self.captures.push(m);
+                        } else {
+                            self.quiets.push(m);
+                        }
+                    }
                     let turn = board.turn();
                     for (i, &m) in self.captures.iter().enumerate() {
                         self.capture_scores[i] = mvv_lva(m) * 8 + history.capture_score(turn, m);
@@ -279,14 +292,14 @@ impl StagedPicker {
                 }
                 Stage::Killer1 => {
                     self.stage = Stage::Killer2;
-                    if let Some(m) = self.usable_quiet(board, self.killers[0]) {
+                    if let Some(m) = self.usable_quiet(self.killers[0]) {
                         return Some(m);
                     }
                 }
                 Stage::Killer2 => {
                     self.stage = Stage::CounterMove;
                     if self.killers[1] != self.killers[0] {
-                        if let Some(m) = self.usable_quiet(board, self.killers[1]) {
+                        if let Some(m) = self.usable_quiet(self.killers[1]) {
                             return Some(m);
                         }
                     }
@@ -294,7 +307,7 @@ impl StagedPicker {
                 Stage::CounterMove => {
                     self.stage = Stage::GenerateQuiets;
                     if self.counter != self.killers[0] && self.counter != self.killers[1] {
-                        if let Some(m) = self.usable_quiet(board, self.counter) {
+                        if let Some(m) = self.usable_quiet(self.counter) {
                             return Some(m);
                         }
                     }
@@ -302,7 +315,7 @@ impl StagedPicker {
                 Stage::GenerateQuiets => {
                     self.stage = Stage::Quiets;
                     if !self.skip_quiets {
-                        self.generate_quiets(board, history, ctx);
+                        self.score_quiets(board, history, ctx);
                     }
                 }
                 Stage::Quiets => {
@@ -330,15 +343,14 @@ impl StagedPicker {
         }
     }
 
-    fn generate_quiets(&mut self, board: &Chess, history: &History, ctx: &Context) {
+    /// Drops the moves tried already from the generated non-captures and scores the rest.
+    fn score_quiets(&mut self, board: &Chess, history: &History, ctx: &Context) {
         let turn: Color = board.turn();
-        let mut all = board.legal_moves();
-        all.retain(|m| !m.is_capture());
         let mut n = 0;
-        for &m in all.iter() {
-            // Killers and the counter-move were tried (or found illegal) already.
-            let already_tried = self.is_special(m) && (Some(m) == self.tt_move || !m.is_capture());
-            if already_tried {
+        for i in 0..self.quiets.len() {
+            let m = self.quiets[i];
+            // The TT move, killers and counter-move were tried (or found illegal) already.
+            if self.is_special(m) {
                 continue;
             }
             self.quiet_scores[n] = match m.promotion() {
@@ -346,9 +358,10 @@ impl StagedPicker {
                 Some(_) => ORDER_BAD_CAPTURE,
                 None => history.quiet_score(turn, m, ctx),
             };
-            self.quiets.push(m);
+            self.quiets[n] = m;
             n += 1;
         }
+        self.quiets.truncate(n);
     }
 }
 

@@ -107,15 +107,17 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     best_score
 }
 
-/// Captures plus quiet queen promotions (under-promotions almost never change the score).
+/// Captures, then quiet queen promotions (under-promotions almost never change the score),
+/// from one legal generation.
 fn tactical_moves(pos: &Position) -> MoveList {
-    let board = pos.board();
-    let mut moves = board.capture_moves();
-    for m in board.promotion_moves() {
-        if !m.is_capture() && m.promotion() == Some(Role::Queen) {
-            moves.push(m);
-        }
-    }
+    let all = pos.board().legal_moves();
+    let mut moves = MoveList::new();
+    moves.extend(all.iter().copied().filter(|m| m.is_capture()));
+    moves.extend(
+        all.iter()
+            .copied()
+            .filter(|m| !m.is_capture() && m.promotion() == Some(Role::Queen)),
+    );
     moves
 }
 
