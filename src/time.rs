@@ -17,6 +17,9 @@ pub struct Clock {
 pub struct TimeLimits {
     pub soft: Duration,
     pub hard: Duration,
+    /// `go movetime`: the user asked for this time to be spent, so the search runs until
+    /// the hard limit unless the position is decided.
+    pub spend_all: bool,
 }
 
 /// Clock values are capped here (about 35 years in ms) so the arithmetic below cannot
@@ -45,6 +48,7 @@ impl Clock {
             return Some(TimeLimits {
                 soft: Duration::from_millis(t),
                 hard: Duration::from_millis(t),
+                spend_all: true,
             });
         }
         let time_left = self.time_left?.min(MAX_CLOCK_MS);
@@ -69,6 +73,7 @@ impl Clock {
         Some(TimeLimits {
             soft: Duration::from_millis(soft),
             hard: Duration::from_millis(hard),
+            spend_all: false,
         })
     }
 }
@@ -176,6 +181,12 @@ mod tests {
         };
         let l = clock.limits(10).unwrap();
         assert_eq!(l.hard, Duration::from_millis(490));
+        assert!(l.spend_all);
+        let clock = Clock {
+            time_left: Some(500),
+            ..Clock::default()
+        };
+        assert!(!clock.limits(10).unwrap().spend_all);
     }
 
     #[test]

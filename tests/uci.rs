@@ -1147,6 +1147,14 @@ fn movetime_is_kept() {
             "movetime {movetime}: bestmove after {:?}",
             search.elapsed
         );
+        // A fixed movetime is spent in full (less the 10 ms default Move Overhead): the
+        // search does not stop early between iterations in an undecided position.
+        let spent = Duration::from_millis(movetime - 10);
+        assert!(
+            search.elapsed >= spent,
+            "movetime {movetime}: bestmove already after {:?}",
+            search.elapsed
+        );
         seen.push(format!("{movetime} ms -> {:?}", search.elapsed));
     }
     println!("go movetime: {}", seen.join(", "));

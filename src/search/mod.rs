@@ -652,6 +652,11 @@ impl Searcher {
         if self.control.pondering.load(Ordering::Relaxed) {
             return false;
         }
+        if time.spend_all {
+            // Only a mate the iteration has looked past (no shorter one can hide within
+            // its depth) decides the position early.
+            return matches!(uci_score(score), Err(moves) if moves.unsigned_abs() as i32 * 2 < depth);
+        }
         let soft = if self.config.dynamic_time && depth >= DYNAMIC_TIME_MIN_DEPTH {
             time.scaled_soft(trend)
         } else {
