@@ -2,7 +2,7 @@
 //! trusted in quiet positions. In check, every evasion is searched, since standing pat is
 //! not an option when the king is attacked.
 
-use shakmaty::{MoveList, Position as _, Role};
+use shakmaty::Role;
 
 use super::params::*;
 use super::{score_from_tt, tt_bound_cuts, Searcher};
@@ -49,12 +49,13 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     }
 
     let mut best_score;
-    let moves: MoveList;
+    let mut picker;
     if in_check {
-        moves = pos.legal_moves();
+        let moves = pos.legal_moves();
         if moves.is_empty() {
             return -MATE + ply as i32;
         }
+        picker = MovePicker::new_qsearch(moves);
         best_score = -INFINITY;
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
@@ -63,12 +64,11 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             return best_score;
         }
         alpha = alpha.max(best_score);
-        moves = tactical_moves(pos);
+        picker = MovePicker::qsearch_tactical(pos.board());
     }
 
     let static_eval = best_score;
     let mut best_move = None;
-    let mut picker = MovePicker::new_qsearch(moves);
     while let Some(m) = picker.next_move() {
         // A capture that loses material by exchange cannot raise a stand-pat score.
         if !in_check && s.config.see && !see_at_least(pos.board(), m, 0) {
@@ -105,20 +105,6 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         s.store_result(key, ply, 0, window, best_move, static_eval);
     }
     best_score
-}
-
-/// Captures, then quiet queen promotions (under-promotions almost never change the score),
-/// from one legal generation.
-fn tactical_moves(pos: &Position) -> MoveList {
-    let all = pos.board().legal_moves();
-    let mut moves = MoveList::new();
-    moves.extend(all.iter().copied().filter(|m| m.is_capture()));
-    moves.extend(
-        all.iter()
-            .copied()
-            .filter(|m| !m.is_capture() && m.promotion() == Some(Role::Queen)),
-    );
-    moves
 }
 
 fn capture_value(m: shakmaty::Move) -> i32 {
