@@ -4,7 +4,7 @@
 //! cutoff does not pay for sorting (or generating) the rest. The root and quiescence search
 //! use a simple scored list.
 
-use shakmaty::{Chess, Color, Move, MoveList, Position, Role, Square};
+use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 use crate::search::history::{Context, History};
 use crate::search::params::*;
@@ -161,7 +161,7 @@ pub fn unpack_move(board: &Chess, packed: PackedMove) -> Option<Move> {
         return None;
     }
     let from = packed.from_square();
-    let to = Square::new(u32::from(packed.0 >> 6 & 63));
+    let to = packed.to_square();
     let pieces = board.board();
     let us = board.turn();
     let piece = pieces.piece_at(from).filter(|p| p.color == us)?;

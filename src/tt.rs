@@ -84,6 +84,10 @@ impl PackedMove {
         Square::new(u32::from(self.0 & 63))
     }
 
+    pub fn to_square(self) -> Square {
+        Square::new(u32::from(self.0 >> 6 & 63))
+    }
+
     pub fn promotion(self) -> Option<Role> {
         Role::try_from((self.0 >> 12 & 7) as u8).ok()
     }

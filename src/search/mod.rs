@@ -1,6 +1,7 @@
 //! Iterative deepening, aspiration windows and the root of the search. The node search is
 //! in `node.rs`, quiescence in `qsearch.rs`.
 
+mod correction;
 pub mod history;
 mod node;
 pub mod params;
@@ -11,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shakmaty::Move;
+use shakmaty::{Move, Position as _};
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -21,6 +22,7 @@ use crate::strength::StrengthLimit;
 use crate::syzygy::{Outcome, Tablebases};
 use crate::time::{SearchTrend, TimeLimits};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
+use correction::{CorrectionHistory, CorrectionKeys};
 use history::History;
 use params::*;
 pub use stats::Stats;
@@ -59,6 +61,8 @@ pub struct SearchConfig {
     pub cut_node_reductions: bool,
     /// Drop late quiet moves with very bad history at shallow depth.
     pub history_pruning: bool,
+    /// Shift the static eval by the pawn- and material-keyed correction history.
+    pub correction_history: bool,
     /// Time management II: scale the soft limit by best-move stability, the best move's
     /// share of root nodes and score drops.
     pub dynamic_time: bool,
@@ -85,6 +89,7 @@ impl Default for SearchConfig {
             tt_eval_correction: true,
             cut_node_reductions: false,
             history_pruning: false,
+            correction_history: true,
             dynamic_time: true,
         }
     }
@@ -107,6 +112,7 @@ impl SearchConfig {
             tt_eval_correction: false,
             cut_node_reductions: false,
             history_pruning: false,
+            correction_history: false,
             dynamic_time: false,
             ..SearchConfig::default()
         }
@@ -135,6 +141,7 @@ impl SearchConfig {
             tt_eval_correction: false,
             cut_node_reductions: false,
             history_pruning: false,
+            correction_history: false,
             dynamic_time: false,
         }
     }
@@ -220,6 +227,7 @@ pub struct Searcher {
     pub tb_hit_counter: Arc<AtomicU64>,
     tb_hits: u64,
     history: History,
+    correction: CorrectionHistory,
     control: Arc<Control>,
     limits: Limits,
     /// When the search started (for `info time` and nps).
@@ -272,6 +280,7 @@ impl Searcher {
             tb_hit_counter: Arc::new(AtomicU64::new(0)),
             tb_hits: 0,
             history: History::default(),
+            correction: CorrectionHistory::default(),
             control,
             limits: Limits::default(),
             start: Instant::now(),
@@ -300,6 +309,7 @@ impl Searcher {
     /// Forget everything learnt about earlier games (`ucinewgame`).
     pub fn clear(&mut self) {
         self.history.clear();
+        self.correction.clear();
     }
 
     pub fn nodes(&self) -> u64 {
@@ -798,6 +808,18 @@ pub fn tt_bound_cuts(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
 }
 
 impl Searcher {
+    /// The static eval of a node from its raw evaluation, with the correction history
+    /// applied when it is on.
+    #[inline]
+    fn corrected_eval(&self, pos: &Position, raw: i32) -> i32 {
+        if !self.config.correction_history {
+            return raw;
+        }
+        let board = pos.board();
+        self.correction
+            .corrected(board.turn(), CorrectionKeys::of(board.board()), raw)
+    }
+
     /// Stores a tablebase result: exact for draws, a bound for wins and losses.
     #[inline]
     fn store_tablebase(

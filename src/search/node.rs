@@ -2,6 +2,7 @@
 
 use shakmaty::{Move, Position as _};
 
+use super::correction::{worth_learning, CorrectionKeys};
 use super::history::{Context, PieceTo};
 use super::params::*;
 use super::{qsearch, score_from_tt, tt_bound_cuts, Searcher};
@@ -153,10 +154,16 @@ pub fn negamax(
         depth -= 1;
     }
 
-    let static_eval = if in_check {
+    // The TT keeps the raw evaluation; the correction history is applied on top each time.
+    let raw_eval = if in_check {
         -INFINITY
     } else {
         tt_eval.unwrap_or_else(|| evaluate(pos.board()))
+    };
+    let static_eval = if in_check {
+        -INFINITY
+    } else {
+        s.corrected_eval(pos, raw_eval)
     };
 
     // "Improving": our static eval rose since our previous move, so pruning can be bolder
@@ -179,7 +186,7 @@ pub fn negamax(
         && !is_root
         && depth <= RFP_MAX_DEPTH
         && pruning_eval.abs() < MATE_BOUND
-        && pruning_eval - RFP_MARGIN_PER_DEPTH * depth >= beta
+        && pruning_eval - RFP_MARGIN_PER_DEPTH * (depth - i32::from(improving)) >= beta
     {
         return pruning_eval;
     }
@@ -260,6 +267,9 @@ pub fn negamax(
         )
     });
     let counter = s.history.counter_move(&ctx);
+    // A capture as the best move known here makes the quiet moves even less likely to
+    // matter: they are reduced one ply more.
+    let tt_move_is_capture = !tt_move.is_none() && pos.board().them().contains(tt_move.to_square());
     let mut picker = StagedPicker::new(pos.board(), tt_move, killers, counter, s.config.see);
 
     // Step 8. Principal variation search: the first move with the full window, the rest
@@ -395,8 +405,10 @@ pub fn negamax(
                 (late_move_reduction(depth, move_count, is_pv_node, gives_check)
                     - history / LMR_HISTORY_DIVISOR
                     - i32::from(is_refutation)
-                    + cut_node_extra)
-                    .clamp(0, (depth - 2).max(0))
+                    + cut_node_extra
+                    + i32::from(!improving && !is_pv_node)
+                    + i32::from(tt_move_is_capture))
+                .clamp(0, (depth - 2).max(0))
             } else {
                 0
             };
@@ -456,7 +468,25 @@ pub fn negamax(
 
     best_score = best_score.clamp(tb_floor, tb_ceiling);
 
-    // Step 9. Remember the result with the kind of bound it is. Not at the root of a MultiPV
+    // Step 9. Learn how far the static eval was off, where the result says so.
+    if s.config.correction_history
+        && excluded.is_none()
+        && !(is_root && s.pv_index > 0)
+        && worth_learning(
+            pos.board(),
+            best_move,
+            best_score,
+            static_eval,
+            best_score >= beta,
+            best_score <= original_alpha,
+        )
+    {
+        let keys = CorrectionKeys::of(pos.board().board());
+        s.correction
+            .update(turn, keys, depth, best_score - static_eval);
+    }
+
+    // Step 10. Remember the result with the kind of bound it is. Not at the root of a MultiPV
     // line after the first: that search left the best moves out.
     if s.config.use_tt && excluded.is_none() && !(is_root && s.pv_index > 0) {
         s.store_result(
@@ -465,7 +495,7 @@ pub fn negamax(
             depth,
             (best_score, original_alpha, beta),
             best_move,
-            static_eval,
+            raw_eval,
         );
     }
     best_score

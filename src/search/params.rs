@@ -128,3 +128,14 @@ pub const IIR_MIN_DEPTH: i32 = 4;
 pub const SE_MIN_DEPTH: i32 = 8;
 pub const SE_TT_DEPTH_MARGIN: i32 = 3;
 pub const SE_MARGIN_PER_DEPTH: i32 = 2;
+
+/// Correction history (search/correction.rs): 2^bits entries per table and side, in units
+/// of 1/CORRECTION_GRAIN cp, each within +-CORRECTION_LIMIT (64 cp). A node of depth d
+/// moves its entries by (d + 1) / CORRECTION_WEIGHT_SCALE (at most CORRECTION_MAX_WEIGHT
+/// / CORRECTION_WEIGHT_SCALE) of its gap, which counts up to CORRECTION_MAX_GAP cp.
+pub const CORRECTION_TABLE_BITS: u32 = 14;
+pub const CORRECTION_GRAIN: i32 = 256;
+pub const CORRECTION_LIMIT: i32 = 64 * CORRECTION_GRAIN;
+pub const CORRECTION_WEIGHT_SCALE: i32 = 256;
+pub const CORRECTION_MAX_WEIGHT: i32 = 16;
+pub const CORRECTION_MAX_GAP: i32 = 256;

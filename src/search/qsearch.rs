@@ -50,6 +50,8 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
 
     let mut best_score;
     let mut picker;
+    // The TT keeps the raw evaluation; the stand-pat score is the corrected one.
+    let mut raw_eval = -INFINITY;
     if in_check {
         let moves = pos.legal_moves();
         if moves.is_empty() {
@@ -59,7 +61,8 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         best_score = -INFINITY;
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
-        best_score = tt_eval.unwrap_or_else(|| evaluate(pos.board()));
+        raw_eval = tt_eval.unwrap_or_else(|| evaluate(pos.board()));
+        best_score = s.corrected_eval(pos, raw_eval);
         if best_score >= beta {
             return best_score;
         }
@@ -67,7 +70,6 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         picker = MovePicker::qsearch_tactical(pos.board());
     }
 
-    let static_eval = best_score;
     let mut best_move = None;
     while let Some(m) = picker.next_move() {
         // A capture that loses material by exchange cannot raise a stand-pat score.
@@ -102,7 +104,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     }
     if s.config.qsearch_tt {
         let window = (best_score, original_alpha, beta);
-        s.store_result(key, ply, 0, window, best_move, static_eval);
+        s.store_result(key, ply, 0, window, best_move, raw_eval);
     }
     best_score
 }
