@@ -28,15 +28,7 @@ pub struct LoadedTables {
 /// lists). An empty list, a directory that cannot be read or one without any table file is
 /// an error, and no tables are used.
 pub fn load(paths: &str) -> Result<LoadedTables, String> {
-    let separators: &[char] = if cfg!(windows) { &[';'] } else { &[':', ';'] };
-    let dirs: Vec<&str> = paths
-        .split(separators)
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .collect();
-    if dirs.is_empty() || paths.trim() == "<empty>" {
-        return Err("SyzygyPath: no directory given; tablebases off".to_string());
-    }
+    let dirs = directories(paths)?;
     let mut tables = Tablebase::new();
     let mut files = 0;
     for dir in dirs {
@@ -58,6 +50,20 @@ pub fn load(paths: &str) -> Result<LoadedTables, String> {
         files,
         max_pieces,
     })
+}
+
+/// The directories a `SyzygyPath` names, or why it names none (no file system access).
+pub fn directories(paths: &str) -> Result<Vec<&str>, String> {
+    let separators: &[char] = if cfg!(windows) { &[';'] } else { &[':', ';'] };
+    let dirs: Vec<&str> = paths
+        .split(separators)
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .collect();
+    if dirs.is_empty() || paths.trim() == "<empty>" {
+        return Err("SyzygyPath: no directory given; tablebases off".to_string());
+    }
+    Ok(dirs)
 }
 
 /// What a search needs to probe: the tables (if any) and the probing options.

@@ -200,6 +200,13 @@ impl TranspositionTable {
         })
     }
 
+    /// Whether a table of `mb` MB can be had once one of `freed_mb` MB has been freed: a
+    /// quick check (no allocation) so a size the machine cannot hold is refused at once.
+    pub fn fits_in_memory(mb: usize, freed_mb: usize) -> bool {
+        let bytes = mb.clamp(MIN_HASH_MB, MAX_HASH_MB) * 1024 * 1024;
+        available_memory_bytes().is_none_or(|free| bytes <= free + freed_mb * 1024 * 1024)
+    }
+
     pub fn new(mb: usize) -> TranspositionTable {
         TranspositionTable::try_new(mb).expect("transposition table allocation failed")
     }

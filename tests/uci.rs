@@ -628,6 +628,170 @@ fn latency_percentiles_over_200_trials() {
     latency_during_search(4, 200);
 }
 
+/// `isready` during a search is answered at once, without a `bestmove`; `isready` after
+/// `stop` is answered after the stopped search's `bestmove`, so a client that waits for
+/// `readyok` before its next `go` never takes that `bestmove` for the new search's. Both
+/// orders, also right after a thread count whose pool is still being built.
+#[test]
+fn isready_after_stop_comes_after_the_bestmove() {
+    let _cpu = exclusive_cpu();
+    let mut e = Engine::ready();
+    for (trial, threads) in [1, 4, 1, 256, 1, 64].into_iter().enumerate() {
+        e.send(&format!("setoption name Threads value {threads}"));
+        e.send(&format!("position fen {KIWIPETE}"));
+        e.start_go("go infinite");
+        if trial % 2 == 0 {
+            e.wait_for_info();
+        }
+        // isready, then stop.
+        let sent = e.send("isready");
+        let reply = e.expect_line("readyok during the search", PATIENCE, |l| {
+            l == "readyok" || l.starts_with("bestmove")
+        });
+        assert_eq!(reply.line, "readyok", "Threads={threads}");
+        assert!(
+            reply.at - sent < PROMPT,
+            "Threads={threads}: {:?}",
+            reply.at - sent
+        );
+        // stop, then isready at once: bestmove first.
+        e.send("stop");
+        e.send("isready");
+        let reply = e.expect_line("bestmove", PATIENCE, |l| {
+            l == "readyok" || l.starts_with("bestmove")
+        });
+        assert!(
+            reply.line.starts_with("bestmove"),
+            "Threads={threads}: readyok before the stopped search's bestmove"
+        );
+        assert_legal_bestmove(
+            KIWIPETE,
+            &Search {
+                infos: reply.before,
+                bestmove: reply.line,
+                elapsed: Duration::ZERO,
+            },
+        );
+        e.expect_line("readyok after the bestmove", PATIENCE, |l| l == "readyok");
+        assert_no_second_bestmove(&mut e);
+    }
+}
+
+/// The figures for option changes: `isready` and `stop` latencies while `Threads`
+/// jumps to 32..1024 and back, `Hash` to 128..1024 MB and back and `SyzygyPath` changes,
+/// each change sent during a search or between two. Prints the 95th and 99th percentiles.
+#[test]
+fn commands_are_prompt_while_options_change() {
+    option_churn_latency(CI_LATENCY_TRIALS, PROMPT, PROMPT);
+}
+
+/// `cargo test --release --test uci -- --ignored --nocapture option_churn_percentiles`
+#[test]
+#[ignore = "about a minute; run by hand for the 200-trial percentiles"]
+fn option_churn_percentiles_over_200_trials() {
+    option_churn_latency(200, Duration::from_millis(10), Duration::from_millis(50));
+}
+
+/// The option changes of the churn, in turn: big values, then back to small ones.
+fn churn_option(trial: usize) -> String {
+    let tables = syzygy_dir().unwrap_or_else(|| "/nonexistent/syzygy".to_string());
+    let changes = [
+        "Threads value 32".to_string(),
+        "Hash value 256".to_string(),
+        "Threads value 1024".to_string(),
+        "Threads value 2".to_string(),
+        format!("SyzygyPath value {tables}"),
+        "Hash value 1024".to_string(),
+        "Threads value 64".to_string(),
+        "Hash value 16".to_string(),
+        "Threads value 256".to_string(),
+        "SyzygyPath value /nonexistent/syzygy".to_string(),
+        "Hash value 128".to_string(),
+        "Threads value 1".to_string(),
+    ];
+    format!("setoption name {}", changes[trial % changes.len()])
+}
+
+fn option_churn_latency(trials: usize, ready_limit: Duration, stop_limit: Duration) {
+    let _cpu = exclusive_cpu();
+    let mut e = Engine::ready();
+    let (mut ready, mut stop) = (vec![], vec![]);
+    for trial in 0..trials {
+        let fen = if trial % 2 == 0 { STARTPOS } else { KIWIPETE };
+        let change = churn_option(trial);
+        e.send(&format!("position fen {fen}"));
+        let during = trial % 4 < 2;
+        if !during {
+            // Between searches: the change is applied while the engine is idle.
+            let sent = e.send(&change);
+            e.send("isready");
+            let reply = e.expect_line("readyok after setoption", PATIENCE, |l| l == "readyok");
+            ready.push(reply.at - sent);
+        }
+        let sent = e.send("go infinite");
+        // Right after `go`, while the search may still wait for the pool or table.
+        e.send("isready");
+        let reply = e.expect_line("readyok after go", PATIENCE, |l| {
+            l == "readyok" || l.starts_with("bestmove")
+        });
+        assert_eq!(reply.line, "readyok", "{change}");
+        ready.push(reply.at - sent);
+        if trial % 3 != 0 {
+            thread::sleep(Duration::from_millis(5 + (trial % 8) as u64 * 5));
+        }
+        if during {
+            // During a search: applied when it ends, so the next search waits for it.
+            e.send(&change);
+            let sent = e.send("isready");
+            let reply = e.expect_line("readyok after setoption", PATIENCE, |l| {
+                l == "readyok" || l.starts_with("bestmove")
+            });
+            assert_eq!(reply.line, "readyok", "{change}");
+            ready.push(reply.at - sent);
+        }
+        let sent = e.send("stop");
+        let reply = e.expect_line("bestmove", PATIENCE, |l| l.starts_with("bestmove"));
+        stop.push(reply.at - sent);
+        assert_legal_bestmove(
+            fen,
+            &Search {
+                infos: reply.before,
+                bestmove: reply.line,
+                elapsed: Duration::ZERO,
+            },
+        );
+        if during {
+            // The next search waits for the change; `stop` must still be prompt.
+            e.send("go infinite");
+            let sent = e.send("stop");
+            let reply = e.expect_line("bestmove", PATIENCE, |l| l.starts_with("bestmove"));
+            stop.push(reply.at - sent);
+        }
+    }
+    let mut report = Vec::new();
+    let mut worst = Vec::new();
+    for (name, samples, limit) in [
+        ("isready", &mut ready, ready_limit),
+        ("stop", &mut stop, stop_limit),
+    ] {
+        samples.sort();
+        let rank = |p: usize| samples[(samples.len() * p).div_ceil(100).max(1) - 1];
+        let (p95, p99, max) = (rank(95), rank(99), samples[samples.len() - 1]);
+        report.push(format!(
+            "{name} p95 {p95:.2?} p99 {p99:.2?} max {max:.2?} ({} samples)",
+            samples.len()
+        ));
+        if p99 > limit {
+            worst.push(format!("{name} p99 {p99:?} > {limit:?}"));
+        }
+    }
+    e.send("setoption name Threads value 1");
+    e.send("setoption name Hash value 16");
+    assert!(e.sync().iter().all(|l| l.starts_with("info string")));
+    println!("option churn, {trials} trials: {}", report.join("; "));
+    assert!(worst.is_empty(), "{}", worst.join("; "));
+}
+
 /// Latencies of `isready` (to `readyok`), `stop` and `ponderhit` (to `bestmove`) and `quit`
 /// (to process exit), each sent while a search is deep in progress. `ponderhit` ends a
 /// `go ponder movetime 1` search: its clock starts at the ponderhit, so `bestmove` is due
@@ -1667,6 +1831,14 @@ fn resident_mb(e: &Engine) -> Option<u64> {
     Some(kb / 1024)
 }
 
+/// Sends an option change and returns once it has been applied: `isready` is answered at
+/// once, but a search waits for the search thread's work.
+fn settle_after(e: &mut Engine, line: &str) {
+    e.send(line);
+    e.send("position startpos");
+    e.go("go depth 1");
+}
+
 /// `Hash` allocates what it promises, resizing frees the old table, and a size the machine
 /// cannot give is refused with one info string while the old table stays in use.
 #[test]
@@ -1679,11 +1851,9 @@ fn hash_sizes_allocate_and_free_their_memory() {
     };
     let mut seen = Vec::new();
     for _ in 0..3 {
-        e.send("setoption name Hash value 512");
-        e.sync();
+        settle_after(&mut e, "setoption name Hash value 512");
         let big = resident_mb(&e).unwrap();
-        e.send("setoption name Hash value 1");
-        e.sync();
+        settle_after(&mut e, "setoption name Hash value 1");
         let small = resident_mb(&e).unwrap();
         seen.push((big, small));
         // 512 MB of table, plus the 16 MB default dropped, plus a few MB of slack.
@@ -2109,13 +2279,29 @@ fn engine_with_tables(dir: &str) -> Engine {
 fn syzygy_path_that_is_empty_or_missing_disables_probing() {
     let _cpu = shared_cpu();
     let mut e = Engine::ready();
-    for value in ["/nonexistent/syzygy", "", "<empty>"] {
+    // A path naming no directory is refused at once.
+    for value in ["", "<empty>"] {
         let out = e.sync_after(&format!("setoption name SyzygyPath value {value}"));
         assert!(
-            out.len() == 1 && out[0].starts_with("info string "),
+            out.len() == 1 && out[0].starts_with("info string SyzygyPath: "),
             "{value:?}: {out:?}"
         );
     }
+    // Directories are scanned by the search thread, which reports a failure itself (so
+    // `isready` need not wait for a slow disk): one line, soon.
+    e.send("setoption name SyzygyPath value /nonexistent/syzygy");
+    let reply = e.expect_line("the scan's report", PATIENCE, |l| {
+        l.starts_with("info string")
+    });
+    assert!(
+        reply
+            .line
+            .starts_with("info string SyzygyPath: cannot read /nonexistent/syzygy")
+            && reply.before.iter().all(|l| l == "readyok"),
+        "{reply:?}",
+        reply = (&reply.before, &reply.line)
+    );
+    assert!(e.sync().is_empty());
     let fen = "8/8/8/4k3/8/8/8/KR6 w - - 0 1";
     e.send(&format!("position fen {fen}"));
     let search = e.go("go depth 5");

@@ -11,22 +11,32 @@
 //! not run for a while (more threads than cores) must not hold up the move or the clock.
 //! Each search gives the helpers a fresh stop flag, so a helper still unwinding the last
 //! search cannot miss the stop, and picks up the next search from its queue when done.
+//!
+//! Option changes never make the UCI thread wait (docs/reliability.md). The search thread
+//! owns the hash table, the helpers and the Syzygy tables. It grows the pool one helper at
+//! a time between jobs and retires helpers without joining them; the upkeep thread
+//! allocates and clears tables and scans Syzygy directories. A search waits for that work
+//! to finish unless `stop` arrives first: it then starts at once with what there is, so
+//! `bestmove` still comes within milliseconds.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{unbounded, Receiver, Sender};
+use crossbeam_channel::{select, unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
 
 use crate::position::Position;
 use crate::search::{Control, Iteration, Limits, SearchResult, Searcher};
-use crate::syzygy::Tablebases;
+use crate::syzygy::{LoadedTables, Tablebases};
 use crate::tt::TranspositionTable;
 use crate::uci::format;
 
+mod memory;
 mod priority;
+mod upkeep;
 pub use priority::{lift_helper_priority, lower_helper_priority, shorten_time_slice};
+use upkeep::{Done, Task};
 
 pub type Output = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -47,12 +57,18 @@ pub enum Job {
     Bench {
         depth: i32,
     },
-    /// Switch every thread to this table; the acknowledgement is sent once no thread holds
-    /// the old one any more.
-    SetTable(Arc<TranspositionTable>, Sender<()>),
+    /// Hash table size in MB (the UCI thread has checked that it fits in memory).
+    SetHash(usize),
+    ClearHash,
     /// Total search threads wanted (main thread included).
     SetThreads(usize),
     ClearHistory,
+    /// Scan `SyzygyPath` again. `report`: print why it failed (false when the UCI thread
+    /// has already said so).
+    LoadTables {
+        path: String,
+        report: bool,
+    },
     Quit,
 }
 
@@ -65,8 +81,15 @@ pub struct SearchSetup {
     pub show_wdl: bool,
     /// `UCI_LimitStrength` with its `UCI_Elo`; `None` at full strength.
     pub strength: Option<crate::strength::StrengthLimit>,
-    /// Tables and probing options, shared by every thread of this search.
-    pub tablebases: Tablebases,
+    /// Syzygy probing options; the search thread adds the tables it has loaded.
+    pub probe: ProbeOptions,
+}
+
+#[derive(Clone, Copy, Default)]
+pub struct ProbeOptions {
+    pub limit: usize,
+    pub depth: i32,
+    pub rule50: bool,
 }
 
 /// What a helper thread is asked to do.
@@ -75,10 +98,10 @@ enum HelperJob {
         position: Box<Position>,
         limits: Limits,
         tablebases: Tablebases,
+        tt: Arc<TranspositionTable>,
         /// This search's stop flag, raised by the main thread when it has decided.
         control: Arc<Control>,
     },
-    SetTable(Arc<TranspositionTable>, Sender<()>),
     ClearHistory,
     Quit,
 }
@@ -95,9 +118,11 @@ struct Helper {
 const SEARCH_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 impl Helper {
-    fn spawn(id: usize, tt: Arc<TranspositionTable>) -> Helper {
+    /// `idle_table` is what the helper holds between searches: it drops each search's
+    /// table when done, so a resize can free the old table without asking the helpers.
+    fn spawn(id: usize, idle_table: Arc<TranspositionTable>) -> Helper {
         let (jobs, inbox) = unbounded::<HelperJob>();
-        let mut searcher = Searcher::new(tt, Arc::new(Control::default()));
+        let mut searcher = Searcher::new(idle_table.clone(), Arc::new(Control::default()));
         searcher.helper_id = id;
         let nodes = searcher.node_counter.clone();
         let tb_hits = searcher.tb_hit_counter.clone();
@@ -112,15 +137,15 @@ impl Helper {
                             mut position,
                             limits,
                             tablebases,
+                            tt,
                             control,
                         } => {
                             searcher.tablebases = tablebases;
+                            searcher.tt = tt;
                             searcher.set_control(control);
                             searcher.search(&mut position, limits, &mut |_| {});
-                        }
-                        HelperJob::SetTable(tt, ack) => {
-                            searcher.tt = tt;
-                            let _ = ack.send(());
+                            searcher.tt = idle_table.clone();
+                            searcher.tablebases = Tablebases::default();
                         }
                         HelperJob::ClearHistory => searcher.clear(),
                         HelperJob::Quit => break,
@@ -136,18 +161,43 @@ impl Helper {
         }
     }
 
-    fn quit(&mut self) {
+    /// Asks the helper to end once it has unwound its search, without waiting for it: a
+    /// helper at idle priority may not run for a long time on a busy machine, and joining
+    /// a thousand of them took seconds. Returns its thread to be joined elsewhere.
+    fn retire(mut self) -> Option<JoinHandle<()>> {
         let _ = self.jobs.send(HelperJob::Quit);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.handle.take()
     }
+}
+
+/// Joins retired helpers on a thread of its own and then gives their memory back to the
+/// system (`memory`), so neither the search thread nor the upkeep thread waits for them.
+fn reap(handles: Vec<JoinHandle<()>>) {
+    if handles.is_empty() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("reaper".into())
+        .spawn(move || {
+            lower_helper_priority();
+            for h in handles {
+                let _ = h.join();
+            }
+            memory::release_free_memory();
+        });
+    // Without a reaper the helpers still end; only their freed memory stays with glibc.
+    drop(spawned);
 }
 
 pub struct SearchThread {
     jobs: Sender<Job>,
     pub control: Arc<Control>,
     busy: Arc<AtomicBool>,
+    /// Whether the current job ends soon after `stop` (searches and perft; not bench).
+    stoppable: AtomicBool,
+    /// Jobs started, and jobs whose last line has been printed.
+    started: AtomicU64,
+    finished: Arc<AtomicU64>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -156,13 +206,28 @@ impl SearchThread {
         let (jobs, inbox) = unbounded();
         let control = Arc::new(Control::default());
         let busy = Arc::new(AtomicBool::new(false));
+        let finished = Arc::new(AtomicU64::new(0));
+        let (tasks, done) = upkeep::spawn();
         let worker = Worker {
-            searcher: Searcher::new(tt, control.clone()),
+            searcher: Searcher::new(tt.clone(), control.clone()),
             control: control.clone(),
             busy: busy.clone(),
+            finished: finished.clone(),
             output,
             helpers: Vec::new(),
+            searching_helpers: 0,
             helper_control: Arc::new(Control::default()),
+            idle_table: Arc::new(TranspositionTable::new(1)),
+            tt_mb: tt.size_mb(),
+            tt,
+            hash_wanted: None,
+            resizing: false,
+            helpers_wanted: 0,
+            tasks,
+            done,
+            outstanding: 0,
+            tables: None,
+            tables_note: None,
         };
         let handle = std::thread::Builder::new()
             .name("search".into())
@@ -173,6 +238,9 @@ impl SearchThread {
             jobs,
             control,
             busy,
+            stoppable: AtomicBool::new(false),
+            started: AtomicU64::new(0),
+            finished,
             handle: Some(handle),
         }
     }
@@ -186,6 +254,9 @@ impl SearchThread {
     pub fn start(&self, job: Job, pondering: bool) {
         self.control.stop.store(false, Ordering::Relaxed);
         self.control.pondering.store(pondering, Ordering::Relaxed);
+        let stoppable = !matches!(job, Job::Bench { .. });
+        self.stoppable.store(stoppable, Ordering::Relaxed);
+        self.started.fetch_add(1, Ordering::Relaxed);
         self.busy.store(true, Ordering::Release);
         let _ = self.jobs.send(job);
     }
@@ -193,15 +264,6 @@ impl SearchThread {
     /// Jobs that only change the worker's state (run between searches).
     pub fn send(&self, job: Job) {
         let _ = self.jobs.send(job);
-    }
-
-    /// Makes every search thread use `tt`, returning once none holds its old table, so
-    /// the old table's memory is free when this returns.
-    pub fn set_table(&self, tt: Arc<TranspositionTable>) {
-        let (ack, switched) = crossbeam_channel::bounded(1);
-        if self.jobs.send(Job::SetTable(tt, ack)).is_ok() {
-            let _ = switched.recv();
-        }
     }
 
     pub fn stop(&self) {
@@ -212,15 +274,23 @@ impl SearchThread {
         self.control.stop.load(Ordering::Relaxed)
     }
 
-    pub fn ponderhit(&self) {
-        self.control.pondering.store(false, Ordering::Relaxed);
+    /// `stop` has been sent to a job whose last line has not been printed yet; it is
+    /// milliseconds away.
+    pub fn stopping(&self) -> bool {
+        self.stop_requested()
+            && self.stoppable.load(Ordering::Relaxed)
+            && self.finished.load(Ordering::Acquire) < self.started.load(Ordering::Relaxed)
     }
 
-    /// Waits until the current job (if any) has finished.
-    pub fn wait(&self) {
-        while self.is_busy() {
+    /// Waits until every job started has printed its last line.
+    pub fn wait_printed(&self) {
+        while self.finished.load(Ordering::Acquire) < self.started.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_micros(200));
         }
+    }
+
+    pub fn ponderhit(&self) {
+        self.control.pondering.store(false, Ordering::Relaxed);
     }
 
     pub fn quit(&mut self) {
@@ -242,16 +312,38 @@ struct Worker {
     searcher: Searcher,
     control: Arc<Control>,
     busy: Arc<AtomicBool>,
+    /// Counts jobs whose last line has been printed.
+    finished: Arc<AtomicU64>,
     output: Output,
     helpers: Vec<Helper>,
+    /// How many of the helpers were given the current search.
+    searching_helpers: usize,
     /// The current search's stop flag for the helpers: raised when the main thread has
     /// finished.
     helper_control: Arc<Control>,
+    /// A 1 MB table that threads hold while the real one is being replaced.
+    idle_table: Arc<TranspositionTable>,
+    /// The hash table and the size in MB it was asked for.
+    tt: Arc<TranspositionTable>,
+    tt_mb: usize,
+    /// A size asked for while a resize was under way, applied when it ends.
+    hash_wanted: Option<usize>,
+    resizing: bool,
+    helpers_wanted: usize,
+    tasks: Sender<Task>,
+    done: Receiver<Done>,
+    /// Tasks given to the upkeep thread whose `Done` has not been handled yet.
+    outstanding: usize,
+    tables: Option<LoadedTables>,
+    /// What the last SyzygyPath scan found, printed when the next search starts: an
+    /// `info string` right after `setoption` (which has no reply) makes clients such as
+    /// python-chess log "unexpected engine output".
+    tables_note: Option<String>,
 }
 
 impl Worker {
     fn run(mut self, inbox: Receiver<Job>) {
-        while let Ok(job) = inbox.recv() {
+        while let Some(job) = self.next_job(&inbox) {
             match job {
                 Job::Search {
                     mut position,
@@ -266,6 +358,7 @@ impl Worker {
                     }
                     self.idle();
                     (self.output)(&format::bestmove(position.castling_mode(), &result));
+                    self.printed();
                     continue;
                 }
                 Job::Perft {
@@ -273,6 +366,7 @@ impl Worker {
                     depth,
                 } => {
                     self.perft(&mut position, depth);
+                    self.printed();
                     continue;
                 }
                 Job::Bench { depth } => {
@@ -282,24 +376,32 @@ impl Worker {
                     });
                     self.idle();
                     (self.output)(&format!("{} nodes {} nps", report.nodes, report.nps));
+                    self.printed();
                     continue;
                 }
-                Job::SetTable(tt, ack) => {
-                    let (helper_ack, helpers_switched) = unbounded();
-                    for h in &self.helpers {
-                        let _ = h
-                            .jobs
-                            .send(HelperJob::SetTable(tt.clone(), helper_ack.clone()));
+                Job::SetHash(mb) => {
+                    self.hash_wanted = Some(mb);
+                    self.start_resize();
+                    continue;
+                }
+                Job::ClearHash => {
+                    // A table being allocated comes zeroed.
+                    if !self.resizing {
+                        self.give(Task::Clear(self.tt.clone()));
                     }
-                    for _ in &self.helpers {
-                        let _ = helpers_switched.recv();
-                    }
-                    self.searcher.tt = tt;
-                    let _ = ack.send(());
+                    continue;
+                }
+                Job::LoadTables { path, report } => {
+                    self.give(Task::LoadTables { path, report });
                     continue;
                 }
                 Job::SetThreads(threads) => {
-                    self.set_helpers(threads.saturating_sub(1));
+                    self.helpers_wanted = threads.saturating_sub(1);
+                    let retired = self
+                        .helpers
+                        .split_off(self.helpers_wanted.min(self.helpers.len()));
+                    reap(retired.into_iter().filter_map(Helper::retire).collect());
+                    self.searching_helpers = self.searching_helpers.min(self.helpers.len());
                     continue;
                 }
                 Job::ClearHistory => {
@@ -319,21 +421,134 @@ impl Worker {
         self.busy.store(false, Ordering::Release);
     }
 
-    /// Replaces the helper threads by `count` fresh ones (joined and freed first).
-    fn set_helpers(&mut self, count: usize) {
-        if count == self.helpers.len() {
+    /// The next job. While the pool lacks helpers it adds them one at a time between
+    /// looks at the inbox, so a job never waits for more than one thread start.
+    fn next_job(&mut self, inbox: &Receiver<Job>) -> Option<Job> {
+        loop {
+            while let Ok(done) = self.done.try_recv() {
+                self.finish(done);
+            }
+            if self.helpers.len() < self.helpers_wanted {
+                match inbox.try_recv() {
+                    Ok(job) => return Some(job),
+                    Err(TryRecvError::Empty) => self.add_helper(),
+                    Err(TryRecvError::Disconnected) => return None,
+                }
+                continue;
+            }
+            select! {
+                recv(inbox) -> job => return job.ok(),
+                recv(self.done) -> done => {
+                    if let Ok(done) = done {
+                        self.finish(done);
+                    }
+                }
+            }
+        }
+    }
+
+    fn add_helper(&mut self) {
+        let id = self.helpers.len() + 1;
+        self.helpers
+            .push(Helper::spawn(id, self.idle_table.clone()));
+    }
+
+    fn give(&mut self, task: Task) {
+        if self.tasks.send(task).is_ok() {
+            self.outstanding += 1;
+        }
+    }
+
+    /// Starts the resize asked for, unless one is under way (`finish` starts the next).
+    fn start_resize(&mut self) {
+        if self.resizing {
             return;
         }
-        for h in &mut self.helpers {
-            h.quit();
+        let Some(mb) = self.hash_wanted.take() else {
+            return;
+        };
+        if mb == self.tt_mb {
+            return;
         }
-        self.helpers = (1..=count)
-            .map(|id| Helper::spawn(id, self.searcher.tt.clone()))
-            .collect();
+        // Every thread lets go of the old table (helpers do when their search ends), so
+        // the upkeep thread can free it before it allocates the new one.
+        let old = std::mem::replace(&mut self.tt, self.idle_table.clone());
+        self.searcher.tt = self.idle_table.clone();
+        let old_mb = self.tt_mb;
+        self.tt_mb = 1;
+        self.resizing = true;
+        self.give(Task::Resize { mb, old, old_mb });
+    }
+
+    /// Takes in the upkeep thread's answer to one task.
+    fn finish(&mut self, done: Done) {
+        self.outstanding -= 1;
+        match done {
+            Done::Table(result) => {
+                self.resizing = false;
+                let tt = match result {
+                    Ok(tt) => tt,
+                    Err((why, fallback)) => {
+                        (self.output)(&format!("info string {why}"));
+                        fallback
+                    }
+                };
+                self.tt_mb = tt.size_mb().max(1);
+                self.tt = tt;
+                self.start_resize();
+            }
+            Done::Cleared => {}
+            Done::Tables { result, report } => match result {
+                Ok(tables) => {
+                    self.tables_note = Some(format!(
+                        "Syzygy: {} table files, up to {} pieces",
+                        tables.files, tables.max_pieces
+                    ));
+                    self.tables = Some(tables);
+                }
+                Err(why) => {
+                    self.tables = None;
+                    self.tables_note = None;
+                    if report {
+                        (self.output)(&format!("info string {why}"));
+                    }
+                }
+            },
+        }
+    }
+
+    /// Before a search: completes the pool and waits for the upkeep thread's work, unless
+    /// `stop` comes first; the search then runs with the threads and tables there are.
+    fn prepare(&mut self) {
+        const POLL: Duration = Duration::from_micros(500);
+        loop {
+            while let Ok(done) = self.done.try_recv() {
+                self.finish(done);
+            }
+            if self.control.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            if self.helpers.len() < self.helpers_wanted {
+                self.add_helper();
+            } else if self.outstanding == 0 {
+                return;
+            } else {
+                match self.done.recv_timeout(POLL) {
+                    Ok(done) => self.finish(done),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+        }
+    }
+
+    /// The job's last line is out.
+    fn printed(&self) {
+        self.finished.fetch_add(1, Ordering::Release);
     }
 
     fn helper_nodes(&self) -> u64 {
-        self.helpers
+        self.helpers[..self.searching_helpers]
             .iter()
             .map(|h| h.nodes.load(Ordering::Relaxed))
             .sum()
@@ -355,9 +570,27 @@ impl Worker {
         infinite: bool,
         setup: SearchSetup,
     ) -> SearchResult {
+        self.prepare();
+        if let Some(note) = self.tables_note.take() {
+            (self.output)(&format!("info string {note}"));
+        }
+        let tablebases = Tablebases::new(
+            self.tables.as_ref(),
+            setup.probe.limit,
+            setup.probe.depth,
+            setup.probe.rule50,
+        );
+        self.searcher.tt = self.tt.clone();
         // Helpers search without limits of their own: the main thread stops them.
         self.helper_control = Arc::new(Control::default());
+        // Handing a search to a thousand helpers takes tens of milliseconds on two cores:
+        // after `stop` the rest are left out, as they would be stopped at once anyway.
+        self.searching_helpers = 0;
         for h in &self.helpers {
+            if self.control.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.searching_helpers += 1;
             h.nodes.store(0, Ordering::Relaxed);
             let helper_limits = Limits {
                 depth: limits.depth,
@@ -368,19 +601,19 @@ impl Worker {
             let _ = h.jobs.send(HelperJob::Search {
                 position: Box::new(position.clone()),
                 limits: helper_limits,
-                tablebases: setup.tablebases.clone(),
+                tablebases: tablebases.clone(),
+                tt: self.tt.clone(),
                 control: self.helper_control.clone(),
             });
         }
         let output = self.output.clone();
         let mode = position.castling_mode();
-        let helpers: Vec<(Arc<AtomicU64>, Arc<AtomicU64>)> = self
-            .helpers
+        let helpers: Vec<(Arc<AtomicU64>, Arc<AtomicU64>)> = self.helpers[..self.searching_helpers]
             .iter()
             .map(|h| (h.nodes.clone(), h.tb_hits.clone()))
             .collect();
         self.searcher.multipv = setup.multipv.max(1);
-        self.searcher.tablebases = setup.tablebases;
+        self.searcher.tablebases = tablebases;
         self.searcher.strength = setup.strength;
         let show_wdl = setup.show_wdl;
         let mut result = self

@@ -15,8 +15,8 @@ use shakmaty::Position as _;
 use crate::eval;
 use crate::position::Position;
 use crate::strength::StrengthLimit;
-use crate::syzygy::{self, LoadedTables, Tablebases};
-use crate::threads::{Job, Output, SearchSetup, SearchThread};
+use crate::syzygy;
+use crate::threads::{Job, Output, ProbeOptions, SearchSetup, SearchThread};
 use crate::tt::TranspositionTable;
 pub use options::Options;
 use parse::{Command, GoCommand};
@@ -34,42 +34,32 @@ pub fn stdout_output() -> Output {
     })
 }
 
+/// The UCI thread's side. It never waits for the search thread, except that after `stop`
+/// it answers `isready` and takes the next `go` only once the stopped search has printed its
+/// `bestmove` (milliseconds). Table, pool and Syzygy changes are jobs for the search thread,
+/// queued behind a running search, so they apply when it ends.
 pub struct Engine {
     position: Position,
     options: Options,
-    tt: Arc<TranspositionTable>,
+    /// The hash size last accepted, which the search thread has or is allocating.
+    hash_mb: usize,
     worker: SearchThread,
     output: Output,
     debug: bool,
-    /// Syzygy tables from `SyzygyPath`; each search gets a handle to the current ones.
-    tablebases: Option<LoadedTables>,
-    /// What the last SyzygyPath scan found, printed when the next search starts: an
-    /// `info string` right after `setoption` (which has no reply) makes clients such as
-    /// python-chess log "unexpected engine output".
-    tablebase_note: Option<String>,
-    /// Changes that arrived during a search, applied once it has ended.
-    pending_hash_mb: Option<usize>,
-    pending_threads: Option<usize>,
-    pending_clear: bool,
 }
 
 impl Engine {
     pub fn new(output: Output) -> Engine {
         let options = Options::default();
         let tt = Arc::new(TranspositionTable::new(options.hash_mb));
-        let worker = SearchThread::spawn(tt.clone(), output.clone());
+        let worker = SearchThread::spawn(tt, output.clone());
         Engine {
             position: Position::default(),
+            hash_mb: options.hash_mb,
             options,
-            tt,
             worker,
             output,
             debug: false,
-            tablebases: None,
-            tablebase_note: None,
-            pending_hash_mb: None,
-            pending_threads: None,
-            pending_clear: false,
         }
     }
 
@@ -106,7 +96,6 @@ impl Engine {
 
     /// Handles one input line; false means quit.
     pub fn handle_line(&mut self, line: &str) -> bool {
-        self.apply_pending_if_idle();
         let command = match parse::parse(line, &self.position) {
             Ok(Some(c)) => c,
             Ok(None) => return true,
@@ -117,7 +106,14 @@ impl Engine {
         };
         match command {
             Command::Uci => self.uci(),
-            Command::IsReady => self.say("readyok"),
+            Command::IsReady => {
+                // After `stop`, a client that waits for `readyok` before its next search must
+                // not take the stopped search's `bestmove` as that search's answer.
+                if self.worker.stopping() {
+                    self.worker.wait_printed();
+                }
+                self.say("readyok")
+            }
             Command::Debug(on) => self.debug = on,
             Command::UciNewGame => self.new_game(),
             Command::SetOption { name, value } => self.set_option(&name, value.as_deref()),
@@ -146,12 +142,8 @@ impl Engine {
     }
 
     fn new_game(&mut self) {
-        if self.worker.is_busy() {
-            self.pending_clear = true;
-        } else {
-            self.tt.clear();
-            self.worker.send(Job::ClearHistory);
-        }
+        self.worker.send(Job::ClearHash);
+        self.worker.send(Job::ClearHistory);
     }
 
     fn set_position(&mut self, fen: Option<&str>, moves: &[String]) {
@@ -194,105 +186,62 @@ impl Engine {
         match change {
             options::Change::None => {}
             options::Change::Hash(mb) => {
-                if self.worker.is_busy() {
-                    self.pending_hash_mb = Some(mb);
-                    self.info_string("Hash will be resized when the search ends");
-                } else {
-                    self.resize_hash(mb);
+                // Refused here, at once, when the machine surely cannot hold it; the old
+                // table then stays, contents and all.
+                if !TranspositionTable::fits_in_memory(mb, self.hash_mb) {
+                    self.options.hash_mb = self.hash_mb;
+                    self.info_string(&format!(
+                        "cannot allocate {mb} MB for the hash table; keeping {} MB",
+                        self.hash_mb
+                    ));
+                    return;
                 }
+                self.hash_mb = mb;
+                self.defer_notice("Hash will be resized when the search ends");
+                self.worker.send(Job::SetHash(mb));
             }
             options::Change::Threads(threads) => {
-                if self.worker.is_busy() {
-                    self.pending_threads = Some(threads);
-                    self.info_string("Threads will change when the search ends");
-                } else {
-                    self.worker.send(Job::SetThreads(threads));
-                }
+                self.defer_notice("Threads will change when the search ends");
+                self.worker.send(Job::SetThreads(threads));
             }
-            options::Change::SyzygyPath(path) => self.load_tablebases(&path),
+            options::Change::SyzygyPath(path) => {
+                // A list naming no directory is refused here; scanning directories is left
+                // to the search thread, which reports failures itself. A search already
+                // running keeps the tables it started with.
+                let report = match syzygy::directories(&path) {
+                    Ok(_) => true,
+                    Err(why) => {
+                        self.info_string(&why);
+                        false
+                    }
+                };
+                self.worker.send(Job::LoadTables { path, report });
+            }
             options::Change::ClearHash => {
-                if self.worker.is_busy() {
-                    self.pending_clear = true;
-                    self.info_string("hash will be cleared when the search ends");
-                } else {
-                    self.tt.clear();
-                }
+                self.defer_notice("hash will be cleared when the search ends");
+                self.worker.send(Job::ClearHash);
             }
         }
     }
 
-    /// Scans `SyzygyPath` again. A search already running keeps the tables it started with.
-    fn load_tablebases(&mut self, path: &str) {
-        match syzygy::load(path) {
-            Ok(tables) => {
-                self.tablebase_note = Some(format!(
-                    "Syzygy: {} table files, up to {} pieces",
-                    tables.files, tables.max_pieces
-                ));
-                self.tablebases = Some(tables);
-            }
-            Err(why) => {
-                self.tablebases = None;
-                self.tablebase_note = None;
-                self.info_string(&why);
-            }
-        }
-    }
-
-    fn resize_hash(&mut self, mb: usize) {
-        if self.tt.size_mb() == mb {
-            return;
-        }
-        // Drop our handle and the worker's first so the old table's memory is released
-        // before the new one is allocated.
-        let old_mb = self.tt.size_mb();
-        let placeholder = Arc::new(TranspositionTable::new(1));
-        self.worker.set_table(placeholder.clone());
-        self.tt = placeholder;
-        match TranspositionTable::try_new(mb) {
-            Some(tt) => self.tt = Arc::new(tt),
-            None => {
-                self.info_string(&format!(
-                    "cannot allocate {mb} MB for the hash table; keeping {old_mb} MB"
-                ));
-                self.tt = Arc::new(
-                    TranspositionTable::try_new(old_mb)
-                        .unwrap_or_else(|| TranspositionTable::new(1)),
-                );
-                self.options.hash_mb = self.tt.size_mb().max(1);
-            }
-        }
-        self.worker.set_table(self.tt.clone());
-    }
-
-    fn apply_pending_if_idle(&mut self) {
+    /// Says that a change waits for the running search to end (it is queued behind it).
+    fn defer_notice(&self, text: &str) {
         if self.worker.is_busy() {
-            return;
-        }
-        if let Some(mb) = self.pending_hash_mb.take() {
-            self.resize_hash(mb);
-        }
-        if let Some(threads) = self.pending_threads.take() {
-            self.worker.send(Job::SetThreads(threads));
-        }
-        if std::mem::take(&mut self.pending_clear) {
-            self.tt.clear();
-            self.worker.send(Job::ClearHistory);
+            self.info_string(text);
         }
     }
 
     fn go(&mut self, go: GoCommand) {
-        if self.worker.is_busy() && self.worker.stop_requested() {
+        if self.worker.stopping() {
             // `stop` was sent and the search is unwinding: its `bestmove` is milliseconds
             // away, so wait for it rather than lose this `go` (GUIs send stop + go after a
             // missed ponder).
-            self.worker.wait();
+            self.worker.wait_printed();
         }
         if self.worker.is_busy() {
             self.info_string("a search is already running; go ignored (send stop first)");
             return;
         }
-        self.apply_pending_if_idle();
         let position = Box::new(self.position.clone());
         if let Some(depth) = go.perft {
             self.worker.start(Job::Perft { position, depth }, false);
@@ -308,16 +257,12 @@ impl Engine {
                 .options
                 .limit_strength
                 .then(|| StrengthLimit::new(self.options.elo)),
-            tablebases: Tablebases::new(
-                self.tablebases.as_ref(),
-                self.options.syzygy_probe_limit,
-                self.options.syzygy_probe_depth,
-                self.options.syzygy_50_move_rule,
-            ),
+            probe: ProbeOptions {
+                limit: self.options.syzygy_probe_limit,
+                depth: self.options.syzygy_probe_depth,
+                rule50: self.options.syzygy_50_move_rule,
+            },
         };
-        if let Some(note) = self.tablebase_note.take() {
-            self.info_string(&note);
-        }
         self.worker.start(
             Job::Search {
                 position,
