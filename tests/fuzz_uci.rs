@@ -18,7 +18,11 @@
 //!   option changes during a search that surely runs are deferred with an `info string`;
 //! - `d` shows the position the model expects;
 //! - the process never exits or writes to stderr (panics go there), every `isready` gets
-//!   `readyok` within `READY_TIMEOUT`, and `quit` at the end exits cleanly.
+//!   `readyok` within `READY_TIMEOUT`, and `quit` at the end exits cleanly;
+//! - an `isready` sent after `stop` comes after the stopped job's last line;
+//! - `isready` (to `readyok`) and `stop` (to the job's last line) are prompt at the 99th
+//!   percentile while `Threads` jumps to 32..1024 and back, `Hash` to 128..1024 MB and
+//!   `SyzygyPath` changes, during searches and between them (`LATENCY_*`).
 //!
 //! Every wait has a deadline, so a hang fails the test instead of stalling CI. On failure the
 //! whole input is saved (path in the message) and can be replayed with
@@ -56,6 +60,16 @@ const QUIT_TIMEOUT: Duration = Duration::from_secs(5);
 /// What "a very long line" means here.
 const LONG_LINE: usize = 100 * 1024;
 
+/// The issue's targets for the 99th percentiles, asserted in the long runs (run by hand on a
+/// quiet machine).
+const LATENCY_READY: Duration = Duration::from_millis(10);
+const LATENCY_STOP: Duration = Duration::from_millis(50);
+/// The CI run's limits: ten times looser, for a CI machine that runs other builds on both
+/// cores, yet far below what a thread pool or table built on the UCI thread cost (0.4 to
+/// 4 s at 30 to 1024 threads).
+const CI_LATENCY_READY: Duration = Duration::from_millis(100);
+const CI_LATENCY_STOP: Duration = Duration::from_millis(500);
+
 const CI_SEED: u64 = 0xBA5A_17F0_2200;
 const CI_LINES: usize = 4000;
 const DEFAULT_LONG_SEED: u64 = 1;
@@ -65,6 +79,7 @@ const DEFAULT_LONG_LINES: usize = 20_000;
 fn fuzz_uci_fixed_seed() {
     let stats = fuzz(CI_SEED, CI_LINES);
     println!("{stats}");
+    stats.assert_latency(CI_LATENCY_READY, CI_LATENCY_STOP);
 }
 
 /// `FUZZ_SEED` (decimal or 0x-hex) and `FUZZ_LINES` choose the run.
@@ -79,6 +94,7 @@ fn fuzz_uci_long() {
     });
     let stats = fuzz(seed, lines);
     println!("{stats}");
+    stats.assert_latency(LATENCY_READY, LATENCY_STOP);
 }
 
 fn parse_seed(text: &str) -> u64 {
@@ -118,6 +134,7 @@ fn fuzz(seed: u64, lines: usize) -> Stats {
         }
     }
     fuzz.drain();
+    fuzz.await_tables_reports();
     // Nothing may trickle in after everything has been answered.
     fuzz.pause(Duration::from_millis(50));
     fuzz.send(b"isready".to_vec());
@@ -282,7 +299,7 @@ enum Notice {
     HashDeferred,
     ThreadsDeferred,
     ClearDeferred,
-    /// A SyzygyPath without tables (the fuzzer never gives one with tables).
+    /// A SyzygyPath naming no directory, refused by the UCI thread at once.
     SyzygyOff,
 }
 
@@ -316,6 +333,11 @@ enum Setting {
     ClearHash,
     Chess960(bool),
     SyzygyOff,
+    /// A SyzygyPath naming directories: the search thread scans them and reports a failure
+    /// itself, so its notice may come at any time (`tables_reports_due`).
+    SyzygyScan {
+        fails: bool,
+    },
     Other,
 }
 
@@ -458,7 +480,18 @@ impl Model {
             "uci_opponent" => Some(Setting::Other),
             "syzygyprobedepth" => spin(1, 100).map(|_| Setting::Other),
             "syzygyprobelimit" => spin(0, 7).map(|_| Setting::Other),
-            "syzygypath" => Some(Setting::SyzygyOff),
+            "syzygypath" => {
+                let path = value.unwrap_or_default();
+                let names_none =
+                    path == "<empty>" || path.split([':', ';']).all(|dir| dir.trim().is_empty());
+                Some(if names_none {
+                    Setting::SyzygyOff
+                } else {
+                    Setting::SyzygyScan {
+                        fails: syzygy_dir() != Some(path.trim()),
+                    }
+                })
+            }
             _ => None,
         };
         setting.map_or(Meaning::Bad(Notice::SetOption), Meaning::SetOption)
@@ -562,6 +595,8 @@ struct Job {
     ponder: bool,
     debug: bool,
     stopped: bool,
+    /// When the first `stop` after this job's `go` was sent.
+    stop_sent: Option<Instant>,
     ponderhit: bool,
     debug_lines: usize,
     divide: Vec<(String, u64)>,
@@ -616,7 +651,40 @@ struct Stats {
     readyoks: usize,
     drains: usize,
     max_ready: Duration,
+    /// `isready` to `readyok`, and `stop` to the stopped job's last line.
+    ready_latency: Vec<Duration>,
+    stop_latency: Vec<Duration>,
+    /// Option changes of the churn: big thread counts, big tables, Syzygy rescans.
+    churn: usize,
     elapsed: Duration,
+}
+
+/// 95th and 99th percentile (nearest rank) and maximum.
+fn percentiles(samples: &[Duration]) -> (Duration, Duration, Duration) {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    if sorted.is_empty() {
+        return (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    }
+    let rank = |p: usize| sorted[(sorted.len() * p).div_ceil(100).max(1) - 1];
+    (rank(95), rank(99), sorted[sorted.len() - 1])
+}
+
+impl Stats {
+    fn assert_latency(&self, ready: Duration, stop: Duration) {
+        let (_, ready_p99, _) = percentiles(&self.ready_latency);
+        let (_, stop_p99, _) = percentiles(&self.stop_latency);
+        assert!(
+            ready_p99 <= ready,
+            "seed {:#x}: isready p99 {ready_p99:?} > {ready:?}",
+            self.seed
+        );
+        assert!(
+            stop_p99 <= stop,
+            "seed {:#x}: stop -> bestmove p99 {stop_p99:?} > {stop:?}",
+            self.seed
+        );
+    }
 }
 
 impl Display for Stats {
@@ -650,10 +718,21 @@ impl Display for Stats {
             "  info strings seen: {} ({} complaints about bad input, {} deferred options)",
             self.info_strings, self.complaints, self.deferrals
         )?;
-        write!(
+        writeln!(
             f,
             "  `d` positions checked: {}, readyoks: {}, max isready latency: {:.1?}, drains: {}",
             self.fens_checked, self.readyoks, self.max_ready, self.drains
+        )?;
+        let (r95, r99, rmax) = percentiles(&self.ready_latency);
+        let (s95, s99, smax) = percentiles(&self.stop_latency);
+        write!(
+            f,
+            "  option churn lines: {}; isready p95 {r95:.2?} p99 {r99:.2?} max {rmax:.2?} \
+             ({} samples); stop -> last line p95 {s95:.2?} p99 {s99:.2?} max {smax:.2?} \
+             ({} samples)",
+            self.churn,
+            self.ready_latency.len(),
+            self.stop_latency.len()
         )
     }
 }
@@ -674,6 +753,10 @@ struct Fuzz {
     uciok_due: usize,
     evals_due: usize,
     ready_sent: Option<Instant>,
+    /// Syzygy scans whose failure the search thread has yet to report.
+    tables_reports_due: usize,
+    /// When the output line being handled arrived.
+    line_at: Instant,
     line_no: usize,
     transcript: Vec<Vec<u8>>,
     log: VecDeque<String>,
@@ -695,6 +778,8 @@ impl Fuzz {
             uciok_due: 0,
             evals_due: 0,
             ready_sent: None,
+            tables_reports_due: 0,
+            line_at: Instant::now(),
             line_no: 0,
             transcript: Vec::new(),
             log: VecDeque::new(),
@@ -771,6 +856,9 @@ impl Fuzz {
         let meaning = self.model.meaning(&text);
         if let Meaning::SetOption(setting) = meaning {
             self.settle_deferrals(setting);
+            if is_churn(setting) {
+                self.stats.churn += 1;
+            }
         }
         self.line_no += 1;
         self.stats.sent += 1;
@@ -795,7 +883,11 @@ impl Fuzz {
             Meaning::IsReady => self.await_ready(),
             Meaning::Stop => {
                 self.stop_flag = true;
-                self.jobs.iter_mut().for_each(|j| j.stopped = true);
+                let now = Instant::now();
+                for job in &mut self.jobs {
+                    job.stopped = true;
+                    job.stop_sent.get_or_insert(now);
+                }
             }
             Meaning::PonderHit => self.jobs.iter_mut().for_each(|j| j.ponderhit = true),
             Meaning::Quit | Meaning::Bench => {
@@ -855,6 +947,10 @@ impl Fuzz {
             self.expect(Notice::SyzygyOff, true, None);
             return;
         }
+        if let Setting::SyzygyScan { fails } = setting {
+            self.tables_reports_due += usize::from(fails);
+            return;
+        }
         let Some(deferred) = deferral_notice(setting) else {
             return;
         };
@@ -892,6 +988,7 @@ impl Fuzz {
             ponder: go.ponder,
             debug: self.model.debug,
             stopped: false,
+            stop_sent: None,
             ponderhit: false,
             debug_lines: 0,
             divide: Vec::new(),
@@ -1005,6 +1102,7 @@ impl Fuzz {
     }
 
     fn on_output(&mut self, at: Instant, stream: Stream, line: String) {
+        self.line_at = at;
         if stream == Stream::Stderr {
             self.note(format!("<! {}", shorten(&line)));
             let mut stderr = vec![line];
@@ -1062,12 +1160,48 @@ impl Fuzz {
         }
     }
 
+    /// The job whose last line has just been read, its stop latency noted.
+    fn pop_job(&mut self) -> Option<Job> {
+        let job = self.jobs.pop_front()?;
+        if let Some(sent) = job.stop_sent {
+            let latency = self.line_at.saturating_duration_since(sent);
+            self.stats.stop_latency.push(latency);
+        }
+        Some(job)
+    }
+
+    /// Failed Syzygy scans are reported by the search thread when it gets to them.
+    fn await_tables_reports(&mut self) {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        while self.tables_reports_due > 0 {
+            if !self.pump_until(deadline) {
+                self.fail(format!(
+                    "{} SyzygyPath scans never reported their failure",
+                    self.tables_reports_due
+                ));
+            }
+        }
+    }
+
     fn on_readyok(&mut self, at: Instant) {
         let Some(sent) = self.ready_sent.take() else {
             self.fail("readyok without isready");
         };
         self.stats.readyoks += 1;
-        self.stats.max_ready = self.stats.max_ready.max(at.saturating_duration_since(sent));
+        let latency = at.saturating_duration_since(sent);
+        self.stats.max_ready = self.stats.max_ready.max(latency);
+        self.stats.ready_latency.push(latency);
+        // `isready` after `stop` waits for the stopped job's last line.
+        if let Some(job) = self
+            .jobs
+            .iter()
+            .find(|j| j.stop_sent.is_some_and(|t| t < sent))
+        {
+            self.fail(format!(
+                "readyok for an isready sent after stop came before the end of {}",
+                job.describe()
+            ));
+        }
         // The main thread answers lines in order, so whatever it had to print for the lines
         // before `isready` has been printed by now.
         while let Some(e) = self.expected.pop_front() {
@@ -1103,8 +1237,22 @@ impl Fuzz {
 
     fn on_info_string(&mut self, text: &str) {
         self.stats.info_strings += 1;
+        if text.starts_with("SyzygyPath: cannot read") && self.tables_reports_due > 0 {
+            self.tables_reports_due -= 1;
+            self.stats.complaints += 1;
+            return;
+        }
+        // The search thread says what it found before the first search after a scan.
+        if text.starts_with("Syzygy: ") && text.contains(" table files, up to ") {
+            if syzygy_dir().is_none() || self.jobs.is_empty() {
+                self.fail(format!(
+                    "tables reported without tables or a search: {text}"
+                ));
+            }
+            return;
+        }
         if text == "perft stopped" {
-            let Some(job) = self.jobs.pop_front() else {
+            let Some(job) = self.pop_job() else {
                 self.fail("perft stopped without a perft");
             };
             if !matches!(job.kind, JobKind::Perft(_)) || !job.stopped {
@@ -1156,7 +1304,7 @@ impl Fuzz {
     }
 
     fn on_bestmove(&mut self, line: &str) {
-        let Some(job) = self.jobs.pop_front() else {
+        let Some(job) = self.pop_job() else {
             self.fail(format!("{line:?} with no search running"));
         };
         if let Err(e) = check_bestmove(&job, line) {
@@ -1214,7 +1362,7 @@ impl Fuzz {
     }
 
     fn on_perft_total(&mut self, total: &str) {
-        let Some(job) = self.jobs.pop_front() else {
+        let Some(job) = self.pop_job() else {
             self.fail("perft total without a perft");
         };
         if let Err(e) = check_perft(&job, total) {
@@ -1234,13 +1382,34 @@ impl Fuzz {
     }
 }
 
+/// The option changes the churn is about: big thread counts and tables, Syzygy rescans.
+fn is_churn(setting: Setting) -> bool {
+    match setting {
+        Setting::Threads(n) => n >= 32,
+        Setting::Hash(mb) => mb >= 128,
+        Setting::SyzygyScan { .. } => true,
+        _ => false,
+    }
+}
+
+/// The 3- and 4-piece Syzygy tables shipped beside the repository, if present.
+fn syzygy_dir() -> Option<&'static str> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/syzygy");
+    std::path::Path::new(dir)
+        .join("KRvK.rtbw")
+        .is_file()
+        .then_some(dir)
+}
+
 /// The notice for a change the engine defers while a search runs.
 fn deferral_notice(setting: Setting) -> Option<Notice> {
     match setting {
         Setting::Hash(_) => Some(Notice::HashDeferred),
         Setting::Threads(_) => Some(Notice::ThreadsDeferred),
         Setting::ClearHash => Some(Notice::ClearDeferred),
-        Setting::Chess960(_) | Setting::SyzygyOff | Setting::Other => None,
+        Setting::Chess960(_) | Setting::SyzygyOff | Setting::SyzygyScan { .. } | Setting::Other => {
+            None
+        }
     }
 }
 
@@ -1473,8 +1642,9 @@ impl Generator {
         }
     }
 
-    /// The next line to send. Never `quit` or `bench`, never a valid Hash above 64 MB or
-    /// more than 4 threads, never a perft deeper than 4: those would end or stall the run.
+    /// The next line to send. Never `quit` or `bench`, never a perft deeper than 4, and big
+    /// Hash and Threads values only from the churn's list: the rest would end or stall the
+    /// run.
     fn next_line(&mut self, model: &Model) -> Vec<u8> {
         loop {
             let line = match self.queued.pop_front() {
@@ -1659,8 +1829,26 @@ impl Generator {
 
     fn setoption(&mut self) -> String {
         let r = &mut self.rng;
-        match r.random_range(0..20) {
+        match r.random_range(0..24) {
             0..=3 => format!("setoption name Threads value {}", r.random_range(1..=4)),
+            // The churn: thread pools and tables that take long to build, and rescans.
+            20 => format!(
+                "setoption name Threads value {}",
+                [32, 64, 256, 1024].choose(r).copied().unwrap_or(32)
+            ),
+            21 => format!("setoption name Threads value {}", r.random_range(1..=4)),
+            22 => format!(
+                "setoption name Hash value {}",
+                [128, 256, 512, 1024].choose(r).copied().unwrap_or(128)
+            ),
+            23 => format!(
+                "setoption name SyzygyPath value {}",
+                if r.random_bool(0.5) {
+                    syzygy_dir().unwrap_or("/nonexistent/syzygy")
+                } else {
+                    "/nonexistent/syzygy"
+                }
+            ),
             4..=7 => format!("setoption name Hash value {}", r.random_range(1..=64)),
             8 | 9 => "setoption name Clear Hash".into(),
             10 => format!(
@@ -2248,7 +2436,7 @@ impl Generator {
 }
 
 /// Lines the run must not send: they would end it (`quit`), block it for long (`bench`, deep
-/// perft, a huge table, many threads), or fake a panic message in the echo of bad input.
+/// perft, a table of many GB), or fake a panic message in the echo of bad input.
 fn acceptable(model: &Model, line: &[u8]) -> bool {
     let text = lossy(line);
     if text.contains("panicked") {
@@ -2256,8 +2444,8 @@ fn acceptable(model: &Model, line: &[u8]) -> bool {
     }
     match model.meaning(&text) {
         Meaning::Quit | Meaning::Bench => false,
-        Meaning::SetOption(Setting::Hash(mb)) => mb <= 64,
-        Meaning::SetOption(Setting::Threads(n)) => n <= 4,
+        Meaning::SetOption(Setting::Hash(mb)) => mb <= 64 || [128, 256, 512, 1024].contains(&mb),
+        Meaning::SetOption(Setting::Threads(n)) => n <= 4 || [32, 64, 256, 1024].contains(&n),
         Meaning::Go(go) => go.perft.is_none_or(|d| d <= 4),
         _ => true,
     }
