@@ -120,7 +120,8 @@ const SEARCH_STACK_BYTES: usize = 64 * 1024 * 1024;
 impl Helper {
     /// `idle_table` is what the helper holds between searches: it drops each search's
     /// table when done, so a resize can free the old table without asking the helpers.
-    fn spawn(id: usize, idle_table: Arc<TranspositionTable>) -> Helper {
+    /// `None` if the system will not start another thread.
+    fn spawn(id: usize, idle_table: Arc<TranspositionTable>) -> Option<Helper> {
         let (jobs, inbox) = unbounded::<HelperJob>();
         let mut searcher = Searcher::new(idle_table.clone(), Arc::new(Control::default()));
         searcher.helper_id = id;
@@ -152,13 +153,13 @@ impl Helper {
                     }
                 }
             })
-            .expect("cannot start a helper thread");
-        Helper {
+            .ok()?;
+        Some(Helper {
             jobs,
             nodes,
             tb_hits,
             handle: Some(handle),
-        }
+        })
     }
 
     /// Asks the helper to end once it has unwound its search, without waiting for it: a
@@ -221,7 +222,7 @@ impl SearchThread {
             tt_mb: tt.size_mb(),
             tt,
             hash_wanted: None,
-            resizing: false,
+            resizing: None,
             helpers_wanted: 0,
             tasks,
             done,
@@ -328,7 +329,8 @@ struct Worker {
     tt_mb: usize,
     /// A size asked for while a resize was under way, applied when it ends.
     hash_wanted: Option<usize>,
-    resizing: bool,
+    /// The size being allocated by the upkeep thread.
+    resizing: Option<usize>,
     helpers_wanted: usize,
     tasks: Sender<Task>,
     done: Receiver<Done>,
@@ -386,7 +388,7 @@ impl Worker {
                 }
                 Job::ClearHash => {
                     // A table being allocated comes zeroed.
-                    if !self.resizing {
+                    if self.resizing.is_none() {
                         self.give(Task::Clear(self.tt.clone()));
                     }
                     continue;
@@ -438,10 +440,10 @@ impl Worker {
             }
             select! {
                 recv(inbox) -> job => return job.ok(),
-                recv(self.done) -> done => {
-                    if let Ok(done) = done {
-                        self.finish(done);
-                    }
+                recv(self.done) -> done => match done {
+                    Ok(done) => self.finish(done),
+                    // The upkeep thread has gone (it panicked): only jobs are left.
+                    Err(_) => return inbox.recv().ok(),
                 }
             }
         }
@@ -449,8 +451,17 @@ impl Worker {
 
     fn add_helper(&mut self) {
         let id = self.helpers.len() + 1;
-        self.helpers
-            .push(Helper::spawn(id, self.idle_table.clone()));
+        match Helper::spawn(id, self.idle_table.clone()) {
+            Some(helper) => self.helpers.push(helper),
+            None => {
+                // Out of threads or memory: keep the pool there is.
+                self.helpers_wanted = self.helpers.len();
+                (self.output)(&format!(
+                    "info string cannot start search thread {}; using {id}",
+                    id + 1
+                ));
+            }
+        }
     }
 
     fn give(&mut self, task: Task) {
@@ -461,7 +472,7 @@ impl Worker {
 
     /// Starts the resize asked for, unless one is under way (`finish` starts the next).
     fn start_resize(&mut self) {
-        if self.resizing {
+        if self.resizing.is_some() {
             return;
         }
         let Some(mb) = self.hash_wanted.take() else {
@@ -476,7 +487,7 @@ impl Worker {
         self.searcher.tt = self.idle_table.clone();
         let old_mb = self.tt_mb;
         self.tt_mb = 1;
-        self.resizing = true;
+        self.resizing = Some(mb);
         self.give(Task::Resize { mb, old, old_mb });
     }
 
@@ -485,16 +496,15 @@ impl Worker {
         self.outstanding -= 1;
         match done {
             Done::Table(result) => {
-                self.resizing = false;
-                let tt = match result {
-                    Ok(tt) => tt,
+                let asked = self.resizing.take().unwrap_or(1);
+                (self.tt, self.tt_mb) = match result {
+                    Ok(tt) => (tt, asked),
                     Err((why, fallback)) => {
                         (self.output)(&format!("info string {why}"));
-                        fallback
+                        let mb = fallback.size_mb().max(1);
+                        (fallback, mb)
                     }
                 };
-                self.tt_mb = tt.size_mb().max(1);
-                self.tt = tt;
                 self.start_resize();
             }
             Done::Cleared => {}
