@@ -95,7 +95,9 @@ pub struct ProbeOptions {
 /// What a helper thread is asked to do.
 enum HelperJob {
     Search {
-        position: Box<Position>,
+        /// Shared: a helper copies it on its own thread, so the main thread does not spend
+        /// a copy of a long game per helper before it can search (or answer `stop`).
+        position: Arc<Position>,
         limits: Limits,
         tablebases: Tablebases,
         tt: Arc<TranspositionTable>,
@@ -135,7 +137,7 @@ impl Helper {
                 while let Ok(job) = inbox.recv() {
                     match job {
                         HelperJob::Search {
-                            mut position,
+                            position,
                             limits,
                             tablebases,
                             tt,
@@ -144,6 +146,7 @@ impl Helper {
                             searcher.tablebases = tablebases;
                             searcher.tt = tt;
                             searcher.set_control(control);
+                            let mut position = Position::clone(&position);
                             searcher.search(&mut position, limits, &mut |_| {});
                             searcher.tt = idle_table.clone();
                             searcher.tablebases = Tablebases::default();
@@ -596,6 +599,7 @@ impl Worker {
         // Handing a search to a thousand helpers takes tens of milliseconds on two cores:
         // after `stop` the rest are left out, as they would be stopped at once anyway.
         self.searching_helpers = 0;
+        let shared = Arc::new(position.clone());
         for h in &self.helpers {
             if self.control.stop.load(Ordering::Relaxed) {
                 break;
@@ -609,7 +613,7 @@ impl Worker {
             };
             h.tb_hits.store(0, Ordering::Relaxed);
             let _ = h.jobs.send(HelperJob::Search {
-                position: Box::new(position.clone()),
+                position: shared.clone(),
                 limits: helper_limits,
                 tablebases: tablebases.clone(),
                 tt: self.tt.clone(),
