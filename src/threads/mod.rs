@@ -105,7 +105,6 @@ enum HelperJob {
         control: Arc<Control>,
     },
     ClearHistory,
-    Quit,
 }
 
 struct Helper {
@@ -152,7 +151,6 @@ impl Helper {
                             searcher.tablebases = Tablebases::default();
                         }
                         HelperJob::ClearHistory => searcher.clear(),
-                        HelperJob::Quit => break,
                     }
                 }
             })
@@ -167,30 +165,21 @@ impl Helper {
 
     /// Asks the helper to end once it has unwound its search, without waiting for it: a
     /// helper at idle priority may not run for a long time on a busy machine, and joining
-    /// a thousand of them took seconds. Returns its thread to be joined elsewhere.
-    fn retire(mut self) -> Option<JoinHandle<()>> {
-        let _ = self.jobs.send(HelperJob::Quit);
-        self.handle.take()
-    }
+    /// a thousand of them took seconds. Dropping it does that: `Drop` detaches the thread,
+    /// then the job channel closes, which ends the helper's loop.
+    fn retire(self) {}
 }
 
-/// Joins retired helpers on a thread of its own and then gives their memory back to the
-/// system (`memory`), so neither the search thread nor the upkeep thread waits for them.
-fn reap(handles: Vec<JoinHandle<()>>) {
-    if handles.is_empty() {
-        return;
+impl Drop for Helper {
+    /// Detaches the thread before the job channel closes. A detached thread frees its own
+    /// stack as it exits; glibc's `pthread_detach` still reads the thread's descriptor,
+    /// which lives on that stack, after marking it detached, so detaching a thread that is
+    /// already on its way out raced with that free (a SIGSEGV in `pthread_detach` seen in
+    /// the option-churn fuzz run). Here the thread is still waiting on its channel or
+    /// searching: it can only end after this, once `jobs` is dropped.
+    fn drop(&mut self) {
+        drop(self.handle.take());
     }
-    let spawned = std::thread::Builder::new()
-        .name("reaper".into())
-        .spawn(move || {
-            lower_helper_priority();
-            for h in handles {
-                let _ = h.join();
-            }
-            memory::release_free_memory();
-        });
-    // Without a reaper the helpers still end; only their freed memory stays with glibc.
-    drop(spawned);
 }
 
 pub struct SearchThread {
@@ -211,6 +200,7 @@ impl SearchThread {
         let control = Arc::new(Control::default());
         let busy = Arc::new(AtomicBool::new(false));
         let finished = Arc::new(AtomicU64::new(0));
+        memory::map_large_blocks();
         let (tasks, done) = upkeep::spawn();
         let worker = Worker {
             searcher: Searcher::new(tt.clone(), control.clone()),
@@ -405,7 +395,9 @@ impl Worker {
                     let retired = self
                         .helpers
                         .split_off(self.helpers_wanted.min(self.helpers.len()));
-                    reap(retired.into_iter().filter_map(Helper::retire).collect());
+                    // Not joined: each ends once it has been scheduled, freeing its memory
+                    // (`memory::map_large_blocks`).
+                    retired.into_iter().for_each(Helper::retire);
                     self.searching_helpers = self.searching_helpers.min(self.helpers.len());
                     continue;
                 }
