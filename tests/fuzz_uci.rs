@@ -651,8 +651,11 @@ struct Stats {
     readyoks: usize,
     drains: usize,
     max_ready: Duration,
-    /// `isready` to `readyok`, and `stop` to the stopped job's last line.
+    /// `isready` to `readyok`, and `stop` to the stopped job's last line. An `isready`
+    /// sent while a stopped job had not printed its last line waits for that line by
+    /// design, so its latency is a stop latency and is kept apart (`ready_after_stop`).
     ready_latency: Vec<Duration>,
+    ready_after_stop: Vec<Duration>,
     stop_latency: Vec<Duration>,
     /// Option changes of the churn: big thread counts, big tables, Syzygy rescans.
     churn: usize,
@@ -674,6 +677,12 @@ impl Stats {
     fn assert_latency(&self, ready: Duration, stop: Duration) {
         let (_, ready_p99, _) = percentiles(&self.ready_latency);
         let (_, stop_p99, _) = percentiles(&self.stop_latency);
+        let (_, after_stop_p99, _) = percentiles(&self.ready_after_stop);
+        assert!(
+            after_stop_p99 <= stop,
+            "seed {:#x}: isready after stop p99 {after_stop_p99:?} > {stop:?}",
+            self.seed
+        );
         assert!(
             ready_p99 <= ready,
             "seed {:#x}: isready p99 {ready_p99:?} > {ready:?}",
@@ -725,13 +734,16 @@ impl Display for Stats {
         )?;
         let (r95, r99, rmax) = percentiles(&self.ready_latency);
         let (s95, s99, smax) = percentiles(&self.stop_latency);
+        let (a95, a99, amax) = percentiles(&self.ready_after_stop);
         write!(
             f,
             "  option churn lines: {}; isready p95 {r95:.2?} p99 {r99:.2?} max {rmax:.2?} \
+             ({} samples); isready after stop p95 {a95:.2?} p99 {a99:.2?} max {amax:.2?} \
              ({} samples); stop -> last line p95 {s95:.2?} p99 {s99:.2?} max {smax:.2?} \
              ({} samples)",
             self.churn,
             self.ready_latency.len(),
+            self.ready_after_stop.len(),
             self.stop_latency.len()
         )
     }
@@ -753,6 +765,8 @@ struct Fuzz {
     uciok_due: usize,
     evals_due: usize,
     ready_sent: Option<Instant>,
+    /// The pending `isready` was sent while a stopped job had not ended yet.
+    ready_waits_for_stop: bool,
     /// Syzygy scans whose failure the search thread has yet to report.
     tables_reports_due: usize,
     /// When the output line being handled arrived.
@@ -778,6 +792,7 @@ impl Fuzz {
             uciok_due: 0,
             evals_due: 0,
             ready_sent: None,
+            ready_waits_for_stop: false,
             tables_reports_due: 0,
             line_at: Instant::now(),
             line_no: 0,
@@ -1011,6 +1026,7 @@ impl Fuzz {
     fn await_ready(&mut self) {
         let sent = Instant::now();
         self.ready_sent = Some(sent);
+        self.ready_waits_for_stop = self.jobs.iter().any(|j| j.stop_sent.is_some());
         let deadline = sent + READY_TIMEOUT;
         while self.ready_sent.is_some() {
             if !self.pump_until(deadline) {
@@ -1190,7 +1206,11 @@ impl Fuzz {
         self.stats.readyoks += 1;
         let latency = at.saturating_duration_since(sent);
         self.stats.max_ready = self.stats.max_ready.max(latency);
-        self.stats.ready_latency.push(latency);
+        if self.ready_waits_for_stop {
+            self.stats.ready_after_stop.push(latency);
+        } else {
+            self.stats.ready_latency.push(latency);
+        }
         // `isready` after `stop` waits for the stopped job's last line.
         if let Some(job) = self
             .jobs
