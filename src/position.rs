@@ -26,10 +26,25 @@ struct Ply {
     ep_key: u64,
 }
 
-#[derive(Clone)]
 pub struct Position {
     plies: Vec<Ply>,
     castling_mode: CastlingMode,
+}
+
+impl Clone for Position {
+    fn clone(&self) -> Position {
+        Position {
+            plies: self.plies.clone(),
+            castling_mode: self.castling_mode,
+        }
+    }
+
+    /// Reuses `self`'s ply buffer: a helper thread copies every search's root this way
+    /// without allocating (docs/reliability.md: memory calls from idle-priority threads).
+    fn clone_from(&mut self, source: &Position) {
+        self.plies.clone_from(&source.plies);
+        self.castling_mode = source.castling_mode;
+    }
 }
 
 /// Why a `position` command could not be applied in full.

@@ -128,11 +128,17 @@ impl Helper {
         searcher.helper_id = id;
         let nodes = searcher.node_counter.clone();
         let tb_hits = searcher.tb_hit_counter.clone();
+        let (lowered, priority_lowered) = crossbeam_channel::bounded::<()>(1);
         let handle = std::thread::Builder::new()
             .name(format!("helper-{id}"))
             .stack_size(SEARCH_STACK_BYTES)
             .spawn(move || {
                 lower_helper_priority();
+                let _ = lowered.send(());
+                // Kept from search to search so that copying the root does not allocate:
+                // an idle-priority thread that the scheduler stops inside the allocator
+                // holds locks that the normal-priority threads may be waiting for.
+                let mut root = Position::default();
                 while let Ok(job) = inbox.recv() {
                     match job {
                         HelperJob::Search {
@@ -145,8 +151,9 @@ impl Helper {
                             searcher.tablebases = tablebases;
                             searcher.tt = tt;
                             searcher.set_control(control);
-                            let mut position = Position::clone(&position);
-                            searcher.search(&mut position, limits, &mut |_| {});
+                            root.clone_from(&position);
+                            drop(position);
+                            searcher.search(&mut root, limits, &mut |_| {});
                             searcher.tt = idle_table.clone();
                             searcher.tablebases = Tablebases::default();
                         }
@@ -155,6 +162,11 @@ impl Helper {
                 }
             })
             .ok()?;
+        // A new thread starts at the search thread's priority. Growing the pool by a
+        // thousand without waiting here left a thousand normal-priority threads queued
+        // for a first time slice, and the search thread waited seconds among them
+        // before it could hand out the search (or see `stop`).
+        let _ = priority_lowered.recv();
         Some(Helper {
             jobs,
             nodes,
