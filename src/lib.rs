@@ -1,6 +1,7 @@
 //! Basalt: a UCI chess engine on the shakmaty move generator.
 
 pub mod bench;
+pub mod datagen;
 pub mod eval;
 pub mod movepick;
 pub mod perft;

@@ -8,6 +8,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 
 use basalt::bench;
+use basalt::datagen;
 use basalt::perft;
 use basalt::position::Position;
 use basalt::tune;
@@ -21,6 +22,37 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Tool {
+    /// Self-play games at a fixed node budget, written as NNUE training records
+    /// (docs/datagen.md). Appending to an existing file resumes the run.
+    Datagen {
+        /// Output file (records); `<out>.progress` beside it tracks the run.
+        #[arg(long)]
+        out: PathBuf,
+        /// Stop when the file holds this many games.
+        #[arg(long)]
+        games: Option<u64>,
+        /// Stop when the file holds this many positions.
+        #[arg(long)]
+        positions: Option<u64>,
+        /// The same seed gives the same games.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Games played at once (one search thread each).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Node budget per move.
+        #[arg(long, default_value_t = 5000)]
+        nodes: u64,
+        /// Opening positions (EPD or FEN lines); default: the start position.
+        #[arg(long)]
+        book: Option<PathBuf>,
+        /// Fewest random plies played after the book position.
+        #[arg(long, default_value_t = 8)]
+        random_plies_min: u32,
+        /// Most random plies played after the book position.
+        #[arg(long, default_value_t = 10)]
+        random_plies_max: u32,
+    },
     /// Fixed-depth search over the built-in positions; last line `<nodes> nodes <nps> nps`.
     Bench {
         /// Search depth for every position.
@@ -109,6 +141,47 @@ fn main() -> ExitCode {
             }
             println!("{} nodes {} nps", report.nodes, report.nps);
             ExitCode::SUCCESS
+        }
+        Some(Tool::Datagen {
+            out,
+            games,
+            positions,
+            seed,
+            threads,
+            nodes,
+            book,
+            random_plies_min,
+            random_plies_max,
+        }) => {
+            if games.is_none() && positions.is_none() {
+                eprintln!("datagen: give --games or --positions");
+                return ExitCode::FAILURE;
+            }
+            let book = match book.as_deref().map(datagen::read_book).transpose() {
+                Ok(book) => book.unwrap_or_default(),
+                Err(e) => {
+                    eprintln!("datagen: cannot read the book: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let config = datagen::Config {
+                out,
+                games,
+                positions,
+                seed,
+                threads,
+                nodes: nodes.max(1),
+                book,
+                random_plies: (random_plies_min, random_plies_max),
+                verbose: true,
+            };
+            match datagen::run(&config) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("datagen: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Some(Tool::Perft {
             depth,
