@@ -12,6 +12,7 @@ pub mod strength;
 pub mod syzygy;
 pub mod threads;
 pub mod time;
+pub mod train;
 pub mod tt;
 pub mod tune;
 pub mod uci;

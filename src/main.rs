@@ -1,4 +1,5 @@
-//! Command line: no subcommand runs the UCI loop; `bench` and `perft` are tools.
+//! Command line: no subcommand runs the UCI loop; `bench`, `perft`, `tune` and `train` are
+//! tools.
 
 use std::process::ExitCode;
 
@@ -11,6 +12,7 @@ use basalt::bench;
 use basalt::datagen;
 use basalt::perft;
 use basalt::position::Position;
+use basalt::train;
 use basalt::tune;
 
 #[derive(Parser)]
@@ -111,6 +113,52 @@ enum Tool {
         /// Weight blocks to keep as they are, e.g. `MATERIAL:mg,PST:mg,MOBILITY_*:mg`.
         #[arg(long, default_value = "")]
         freeze: String,
+    },
+    /// Train the NNUE on `basalt datagen` records (CPU); see docs/training.md.
+    Train {
+        /// Record files (32 bytes a record): several after one flag, the flag repeated, or
+        /// comma-separated.
+        #[arg(long, required = true, num_args = 1.., value_delimiter = ',')]
+        data: Vec<PathBuf>,
+        /// Quantized net, rewritten after every epoch, e.g. nets/first.nnue.
+        #[arg(long)]
+        out: PathBuf,
+        /// Float state with Adam moments, rewritten after every epoch [default: OUT.ckpt].
+        #[arg(long)]
+        checkpoint: Option<PathBuf>,
+        /// Continue from the checkpoint (same data, --seed and --hidden).
+        #[arg(long)]
+        resume: bool,
+        /// Accumulator neurons per perspective.
+        #[arg(long, default_value_t = 256)]
+        hidden: usize,
+        /// Total passes over the training split, including those a resumed run has done.
+        #[arg(long, default_value_t = 20)]
+        epochs: u32,
+        /// Positions per Adam step.
+        #[arg(long, default_value_t = 16384)]
+        batch: usize,
+        /// Adam learning rate at the start.
+        #[arg(long, default_value_t = 0.001)]
+        lr: f32,
+        /// Multiply the learning rate by --lr-gamma every this many epochs (0: never).
+        #[arg(long, default_value_t = 8)]
+        lr_drop_every: u32,
+        /// Factor of each learning-rate drop.
+        #[arg(long, default_value_t = 0.3)]
+        lr_gamma: f32,
+        /// Weight of the game result in the target; the rest is the search score.
+        #[arg(long, default_value_t = 0.25)]
+        wdl: f32,
+        /// Threads sharing each batch (and the Adam step).
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Share of the shuffled records held back for validation.
+        #[arg(long, default_value_t = 0.02)]
+        validation_fraction: f64,
+        /// Fixes the initial weights, the validation split and every epoch's order.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
 }
 
@@ -219,6 +267,51 @@ fn main() -> ExitCode {
                 frozen,
             };
             run_tune(&data, &out, validation, quiet, limit, &settings)
+        }
+        Some(Tool::Train {
+            data,
+            out,
+            checkpoint,
+            resume,
+            hidden,
+            epochs,
+            batch,
+            lr,
+            lr_drop_every,
+            lr_gamma,
+            wdl,
+            threads,
+            validation_fraction,
+            seed,
+        }) => {
+            let checkpoint = checkpoint.unwrap_or_else(|| {
+                let mut path = out.clone().into_os_string();
+                path.push(".ckpt");
+                path.into()
+            });
+            let settings = train::Settings {
+                data,
+                out,
+                checkpoint,
+                resume,
+                hidden: hidden.max(1),
+                epochs,
+                batch_size: batch,
+                learning_rate: lr,
+                lr_drop_every,
+                lr_gamma,
+                wdl: wdl.clamp(0.0, 1.0),
+                threads,
+                validation_fraction,
+                seed,
+            };
+            match train::run(&settings, &mut |line| println!("{line}")) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::from(2)
+                }
+            }
         }
     }
 }

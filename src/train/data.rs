@@ -1,0 +1,377 @@
+//! Training records: loading them raw, decoding one, and turning it into network inputs.
+//!
+//! A record is 32 bytes, little-endian (the format `basalt datagen` writes; files are plain
+//! concatenations):
+//!
+//! ```text
+//! 0..8    occupancy u64, bit i = square i (a1 = 0, h8 = 63)
+//! 8..24   32 nibbles, one per occupied square in ascending order, low nibble first;
+//!         nibble = colour * 8 + role (colour 0 White; role 0 pawn .. 5 king)
+//! 24..26  score i16, centipawns from White's view
+//! 26      result u8: 0 Black won, 1 draw, 2 White won
+//! 27      side to move u8: 0 White, 1 Black
+//! 28      halfmove clock; 29..31 fullmove number u16; 31 reserved
+//! ```
+//!
+//! `decode` is the only code that knows the byte layout; it is meant to give way to
+//! datagen's own decoder when the two meet.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use shakmaty::{Color, Piece, Role, Square};
+
+use super::network::{feature_index, MAX_ACTIVE_FEATURES};
+
+pub const RECORD_SIZE: usize = 32;
+pub type Record = [u8; RECORD_SIZE];
+
+/// Records whose |score| reaches this are mate scores or close to them: the sigmoid of such
+/// a score is 1 or 0 whatever the position, so they teach the net nothing it can use.
+pub const MATE_SCORE_CUTOFF: i32 = 10_000;
+
+/// Centipawns per logit: win probability = sigmoid(cp / 400).
+pub const EVAL_SCALE: f32 = 400.0;
+
+/// One record decoded.
+#[derive(Clone, Debug)]
+pub struct LabelledPosition {
+    pieces: [(Square, Piece); MAX_ACTIVE_FEATURES],
+    piece_count: usize,
+    /// Search score in centipawns, White's view.
+    pub score: i16,
+    /// Game result for White: 0 loss, 1 draw, 2 win.
+    pub result: u8,
+    pub turn: Color,
+}
+
+impl LabelledPosition {
+    pub fn pieces(&self) -> &[(Square, Piece)] {
+        &self.pieces[..self.piece_count]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordError {
+    TooManyPieces,
+    BadPiece,
+    BadResult,
+    BadSideToMove,
+}
+
+/// Decodes one record; the layout is in the module comment.
+pub fn decode(record: &Record) -> Result<LabelledPosition, RecordError> {
+    let u16_at = |i: usize| u16::from_le_bytes([record[i], record[i + 1]]);
+    let occupancy = u64::from_le_bytes(record[0..8].try_into().expect("8 bytes"));
+    if occupancy.count_ones() as usize > MAX_ACTIVE_FEATURES {
+        return Err(RecordError::TooManyPieces);
+    }
+    let mut position = LabelledPosition {
+        pieces: [(Square::A1, Color::White.pawn()); MAX_ACTIVE_FEATURES],
+        piece_count: 0,
+        score: u16_at(24) as i16,
+        result: record[26],
+        turn: match record[27] {
+            0 => Color::White,
+            1 => Color::Black,
+            _ => return Err(RecordError::BadSideToMove),
+        },
+    };
+    if position.result > 2 {
+        return Err(RecordError::BadResult);
+    }
+    let mut bits = occupancy;
+    while bits != 0 {
+        let square = Square::new(bits.trailing_zeros());
+        bits &= bits - 1;
+        let i = position.piece_count;
+        let nibble = (record[8 + i / 2] >> (4 * (i % 2))) & 0xf;
+        let role = match nibble & 7 {
+            0 => Role::Pawn,
+            1 => Role::Knight,
+            2 => Role::Bishop,
+            3 => Role::Rook,
+            4 => Role::Queen,
+            5 => Role::King,
+            _ => return Err(RecordError::BadPiece),
+        };
+        let color = if nibble & 8 == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        position.pieces[i] = (square, Piece { color, role });
+        position.piece_count += 1;
+    }
+    Ok(position)
+}
+
+/// Records read from the data files, with the counts of what was left out.
+pub struct LoadedRecords {
+    pub records: Vec<Record>,
+    /// Records that do not decode.
+    pub invalid: usize,
+    /// Records with |score| >= MATE_SCORE_CUTOFF.
+    pub mate_scores: usize,
+}
+
+/// Reads whole files of records into memory, keeping only those the trainer will use.
+pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
+    let mut loaded = LoadedRecords {
+        records: Vec::new(),
+        invalid: 0,
+        mate_scores: 0,
+    };
+    for path in paths {
+        let path = path.as_ref();
+        let mut bytes = Vec::new();
+        File::open(path)?.read_to_end(&mut bytes)?;
+        if bytes.len() % RECORD_SIZE != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: {} bytes is not a whole number of {RECORD_SIZE}-byte records",
+                    path.display(),
+                    bytes.len()
+                ),
+            ));
+        }
+        loaded.records.reserve(bytes.len() / RECORD_SIZE);
+        for chunk in bytes.chunks_exact(RECORD_SIZE) {
+            let record: Record = chunk.try_into().expect("chunks_exact");
+            match decode(&record) {
+                Err(_) => loaded.invalid += 1,
+                Ok(p) if i32::from(p.score).abs() >= MATE_SCORE_CUTOFF => loaded.mate_scores += 1,
+                Ok(_) => loaded.records.push(record),
+            }
+        }
+    }
+    Ok(loaded)
+}
+
+/// A position as the network sees it: active feature indices from the side to move's
+/// perspective and from the other side's, and the training target.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// `[side to move, other side]`; the first `len` entries of each are used.
+    pub features: [[u16; MAX_ACTIVE_FEATURES]; 2],
+    pub len: usize,
+    /// Expected score for the side to move, in [0, 1].
+    pub target: f32,
+}
+
+impl Sample {
+    /// `wdl` is the weight of the game result against the search score in the target.
+    pub fn new(position: &LabelledPosition, wdl: f32) -> Sample {
+        let us = position.turn;
+        let mut sample = Sample {
+            features: [[0; MAX_ACTIVE_FEATURES]; 2],
+            len: position.piece_count,
+            target: 0.0,
+        };
+        for (i, &(square, piece)) in position.pieces().iter().enumerate() {
+            sample.features[0][i] = feature_index(us, piece, square) as u16;
+            sample.features[1][i] = feature_index(!us, piece, square) as u16;
+        }
+        let (score, result) = match us {
+            Color::White => (f32::from(position.score), f32::from(position.result) / 2.0),
+            Color::Black => (
+                -f32::from(position.score),
+                1.0 - f32::from(position.result) / 2.0,
+            ),
+        };
+        let expected = 1.0 / (1.0 + (-score / EVAL_SCALE).exp());
+        sample.target = (1.0 - wdl) * expected + wdl * result;
+        sample
+    }
+
+    /// The sample for a record, or None if it does not decode (`load` drops those, so this
+    /// does not happen to loaded data).
+    pub fn from_record(record: &Record, wdl: f32) -> Option<Sample> {
+        decode(record).ok().map(|p| Sample::new(&p, wdl))
+    }
+}
+
+/// Records made from positions, for tests and trial runs only (real data comes from
+/// `basalt datagen`).
+#[cfg(test)]
+pub mod synthetic {
+    use rand::rngs::StdRng;
+    use rand::seq::IndexedRandom;
+    use rand::{Rng, SeedableRng};
+    use shakmaty::{Chess, Position};
+
+    use super::{Record, RECORD_SIZE};
+    use crate::eval;
+
+    /// The inverse of `decode`.
+    pub fn encode(position: &Chess, score: i16, result: u8) -> Record {
+        let board = position.board();
+        let mut record = [0u8; RECORD_SIZE];
+        record[0..8].copy_from_slice(&board.occupied().0.to_le_bytes());
+        for (i, square) in board.occupied().into_iter().enumerate() {
+            let piece = board.piece_at(square).expect("occupied");
+            let nibble = (piece.color.fold_wb(0, 8) + piece.role as u8 - 1) << (4 * (i % 2));
+            record[8 + i / 2] |= nibble;
+        }
+        record[24..26].copy_from_slice(&score.to_le_bytes());
+        record[26] = result;
+        record[27] = position.turn().fold_wb(0, 1);
+        record[28] = position.halfmoves().min(255) as u8;
+        record[29..31]
+            .copy_from_slice(&(position.fullmoves().get().min(65535) as u16).to_le_bytes());
+        record
+    }
+
+    /// `count` positions from random games of 4 to 80 plies, scored by the static
+    /// evaluation (White's view) with a result that follows the score, so the labels are
+    /// learnable but not trivially linear.
+    pub fn random_records(count: usize, seed: u64) -> Vec<Record> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut records = Vec::with_capacity(count);
+        while records.len() < count {
+            let mut position = Chess::default();
+            let plies = rng.random_range(4..80);
+            for _ in 0..plies {
+                let moves = position.legal_moves();
+                let Some(m) = moves.choose(&mut rng) else {
+                    break;
+                };
+                position.play_unchecked(*m);
+            }
+            if position.is_game_over() {
+                continue;
+            }
+            let white_score = position.turn().fold_wb(1, -1) * eval::evaluate(&position);
+            let result = match white_score {
+                s if s > 150 => 2,
+                s if s < -150 => 0,
+                _ => 1,
+            };
+            records.push(encode(&position, white_score as i16, result));
+        }
+        records
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::synthetic::{encode, random_records};
+    use super::*;
+    use shakmaty::fen::Fen;
+    use shakmaty::{CastlingMode, Chess, Position};
+
+    #[test]
+    fn decode_inverts_encode() {
+        for record in random_records(200, 7) {
+            let position = decode(&record).expect("valid");
+            let mut occupancy = 0u64;
+            let mut previous = None;
+            for &(square, _) in position.pieces() {
+                assert!(previous < Some(square), "ascending squares");
+                previous = Some(square);
+                occupancy |= 1 << square as u32;
+            }
+            assert_eq!(occupancy.to_le_bytes(), record[0..8]);
+        }
+    }
+
+    #[test]
+    fn decodes_a_known_position() {
+        let fen = "4k3/8/8/8/8/8/4P3/4K2R b K - 3 40";
+        let chess: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let record = encode(&chess, -123, 0);
+        // e1, h1, e2, e8 in ascending order: white king 5, white rook 3, white pawn 0,
+        // black king 8 + 5.
+        assert_eq!(record[8], 0x35);
+        assert_eq!(record[9], 0xd0);
+        assert_eq!(record[28], 3);
+        assert_eq!(u16::from_le_bytes([record[29], record[30]]), 40);
+        let position = decode(&record).unwrap();
+        assert_eq!(position.score, -123);
+        assert_eq!(position.result, 0);
+        assert_eq!(position.turn, Color::Black);
+        let pieces: Vec<_> = position.pieces().to_vec();
+        assert_eq!(
+            pieces,
+            vec![
+                (Square::E1, Color::White.king()),
+                (Square::H1, Color::White.rook()),
+                (Square::E2, Color::White.pawn()),
+                (Square::E8, Color::Black.king()),
+            ]
+        );
+        assert_eq!(chess.board().occupied().count(), 4);
+    }
+
+    #[test]
+    fn rejects_malformed_records() {
+        let mut record = encode(&Chess::default(), 0, 1);
+        record[26] = 3;
+        assert_eq!(decode(&record).unwrap_err(), RecordError::BadResult);
+        let mut record = encode(&Chess::default(), 0, 1);
+        record[27] = 2;
+        assert_eq!(decode(&record).unwrap_err(), RecordError::BadSideToMove);
+        let mut record = encode(&Chess::default(), 0, 1);
+        record[8] |= 0x06;
+        assert_eq!(decode(&record).unwrap_err(), RecordError::BadPiece);
+        let mut record = encode(&Chess::default(), 0, 1);
+        record[0..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(decode(&record).unwrap_err(), RecordError::TooManyPieces);
+    }
+
+    #[test]
+    fn target_is_from_the_side_to_move() {
+        let black_to_move: Chess = "4k3/8/8/8/8/8/8/4K2Q b - - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        // White is 400 cp up and won; Black to move: sigmoid(-1) and result 0.
+        let sample = Sample::from_record(&encode(&black_to_move, 400, 2), 0.25).unwrap();
+        let expected = 0.75 / (1.0 + 1f32.exp());
+        assert!((sample.target - expected).abs() < 1e-6);
+        // The black king on e8 is the side to move's own king: seen from Black, e8 is e1.
+        assert!(sample.features[0][..sample.len].contains(&(5 * 64 + 4)));
+        assert!(sample.features[1][..sample.len].contains(&(384 + 5 * 64 + 60)));
+    }
+
+    /// Not a test: writes synthetic records for trial runs and speed measurements,
+    /// `BASALT_SYNTHETIC_RECORDS=PATH:COUNT cargo test --release --lib
+    /// write_synthetic_records -- --ignored`.
+    #[test]
+    #[ignore]
+    fn write_synthetic_records() {
+        let spec = std::env::var("BASALT_SYNTHETIC_RECORDS").expect("PATH:COUNT");
+        let (path, count) = spec.rsplit_once(':').expect("PATH:COUNT");
+        let records = random_records(count.parse().expect("COUNT"), 1);
+        std::fs::write(path, records.concat()).unwrap();
+    }
+
+    #[test]
+    fn load_drops_mate_scores_and_rejects_partial_files() {
+        let dir = std::env::temp_dir().join(format!("basalt-train-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&encode(&Chess::default(), 20, 1));
+        bytes.extend_from_slice(&encode(&Chess::default(), -10_000, 0));
+        let mut invalid = encode(&Chess::default(), 0, 1);
+        invalid[27] = 9;
+        bytes.extend_from_slice(&invalid);
+        let path = dir.join("three.bin");
+        std::fs::write(&path, &bytes).unwrap();
+        let loaded = load(&[&path]).unwrap();
+        assert_eq!(
+            (loaded.records.len(), loaded.mate_scores, loaded.invalid),
+            (1, 1, 1)
+        );
+        std::fs::write(&path, &bytes[..40]).unwrap();
+        assert!(load(&[&path]).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

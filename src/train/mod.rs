@@ -1,0 +1,469 @@
+//! `basalt train`: fits the NNUE on training records, on the CPU.
+//!
+//! The records are loaded raw into memory, shuffled once by the seed and split (the tail
+//! is the validation set). Each epoch visits the training records in a fresh seeded order,
+//! in mini-batches; a batch is split between threads, each decoding its records and adding
+//! the gradient of the mean squared error (sigmoid(out) - target)^2 to its own buffer, and
+//! the summed gradient takes one Adam step. The learning rate drops by `lr_gamma` every
+//! `lr_drop_every` epochs. After every epoch the float state goes to the checkpoint and the
+//! quantized net to its file, so an interrupted run leaves both a usable net and a way to
+//! go on.
+
+pub mod checkpoint;
+pub mod data;
+pub mod network;
+pub mod quantize;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use checkpoint::Checkpoint;
+use data::{Record, Sample};
+use network::{Adam, Network, Scratch};
+
+/// How often a long epoch reports its progress.
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The network, its optimizer and one gradient buffer per thread.
+pub struct Trainer {
+    network: Network,
+    adam: Adam,
+    workers: Vec<Worker>,
+}
+
+struct Worker {
+    gradient: Vec<f32>,
+    scratch: Scratch,
+}
+
+impl Worker {
+    fn new(hidden: usize) -> Worker {
+        Worker {
+            gradient: vec![0.0; Network::param_count(hidden)],
+            scratch: Scratch::new(hidden),
+        }
+    }
+
+    /// Replaces this worker's gradient by `scale` times the summed gradient over the
+    /// records `indices`; returns their summed squared error.
+    fn gradient(
+        &mut self,
+        net: &Network,
+        records: &[Record],
+        indices: &[u32],
+        scale: f32,
+        wdl: f32,
+    ) -> f64 {
+        self.gradient.fill(0.0);
+        let mut errors = 0.0;
+        for &i in indices {
+            if let Some(sample) = Sample::from_record(&records[i as usize], wdl) {
+                let error = net.add_gradient(&sample, scale, &mut self.gradient, &mut self.scratch);
+                errors += f64::from(error);
+            }
+        }
+        errors
+    }
+}
+
+impl Trainer {
+    /// A freshly initialised network (seeded) trained by `threads` threads.
+    pub fn new(hidden: usize, threads: usize, seed: u64) -> Trainer {
+        let network = Network::random(hidden, &mut StdRng::seed_from_u64(seed));
+        let adam = Adam::new(network.params.len());
+        Trainer::resume(network, adam, threads)
+    }
+
+    pub fn resume(network: Network, adam: Adam, threads: usize) -> Trainer {
+        let workers = (0..threads.max(1))
+            .map(|_| Worker::new(network.hidden))
+            .collect();
+        Trainer {
+            network,
+            adam,
+            workers,
+        }
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.network
+    }
+
+    /// One Adam step on the mean loss over `records[batch]`; returns the batch's summed
+    /// squared error.
+    pub fn train_batch(
+        &mut self,
+        records: &[Record],
+        batch: &[u32],
+        learning_rate: f32,
+        wdl: f32,
+    ) -> f64 {
+        if batch.is_empty() {
+            return 0.0;
+        }
+        let threads = self.workers.len();
+        let scale = 1.0 / batch.len() as f32;
+        let parts: Vec<&[u32]> = batch.chunks(batch.len().div_ceil(threads)).collect();
+        let net = &self.network;
+        let workers = &mut self.workers[..parts.len()];
+        let errors = if let [worker] = workers {
+            worker.gradient(net, records, batch, scale, wdl)
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = workers
+                    .iter_mut()
+                    .zip(&parts)
+                    .map(|(worker, part)| {
+                        scope.spawn(move || worker.gradient(net, records, part, scale, wdl))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("training thread panicked"))
+                    .sum()
+            })
+        };
+        let (first, rest) = workers.split_at_mut(1);
+        let gradient = &mut first[0].gradient;
+        for other in rest {
+            for (g, o) in gradient.iter_mut().zip(&other.gradient) {
+                *g += o;
+            }
+        }
+        self.adam
+            .step(&mut self.network.params, gradient, learning_rate, threads);
+        errors
+    }
+
+    /// Mean loss over `records`, split between the threads.
+    pub fn loss(&self, records: &[Record], wdl: f32) -> f64 {
+        if records.is_empty() {
+            return f64::NAN;
+        }
+        let net = &self.network;
+        let part_loss = |part: &[Record]| -> f64 {
+            let mut scratch = Scratch::new(net.hidden);
+            part.iter()
+                .filter_map(|r| Sample::from_record(r, wdl))
+                .map(|s| f64::from(net.squared_error(&s, &mut scratch)))
+                .sum()
+        };
+        let part = records.len().div_ceil(self.workers.len());
+        let total: f64 = std::thread::scope(|scope| {
+            let handles: Vec<_> = records
+                .chunks(part)
+                .map(|p| scope.spawn(move || part_loss(p)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("validation thread panicked"))
+                .sum()
+        });
+        total / records.len() as f64
+    }
+}
+
+/// Everything `basalt train` is told on its command line.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub data: Vec<PathBuf>,
+    /// Quantized net, written after every epoch.
+    pub out: PathBuf,
+    /// Float state (parameters, Adam moments, epochs done), written after every epoch.
+    pub checkpoint: PathBuf,
+    /// Continue from `checkpoint` instead of a fresh network.
+    pub resume: bool,
+    pub hidden: usize,
+    /// Total epochs, counting those a resumed checkpoint has done.
+    pub epochs: u32,
+    pub batch_size: usize,
+    pub learning_rate: f32,
+    /// The learning rate is multiplied by `lr_gamma` every this many epochs (0: never).
+    pub lr_drop_every: u32,
+    pub lr_gamma: f32,
+    /// Weight of the game result in the target (the rest is the search score).
+    pub wdl: f32,
+    pub threads: usize,
+    pub validation_fraction: f64,
+    pub seed: u64,
+}
+
+impl Settings {
+    /// Step schedule: `learning_rate * lr_gamma^(epoch / lr_drop_every)`, epochs from 0.
+    pub fn learning_rate_at(&self, epoch: u32) -> f32 {
+        match self.lr_drop_every {
+            0 => self.learning_rate,
+            every => self.learning_rate * self.lr_gamma.powi((epoch / every) as i32),
+        }
+    }
+}
+
+/// Runs the whole training; progress and results go to `log` line by line.
+pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String> {
+    let started = Instant::now();
+    let loaded = data::load(&settings.data).map_err(|e| format!("cannot read data: {e}"))?;
+    let mut records = loaded.records;
+    if records.len() < 2 {
+        return Err(format!(
+            "{} usable records: too few to train",
+            records.len()
+        ));
+    }
+    records.shuffle(&mut StdRng::seed_from_u64(settings.seed));
+    let validation_len = ((records.len() as f64 * settings.validation_fraction.clamp(0.0, 0.5))
+        .round() as usize)
+        .min(records.len() - 1);
+    let validation = records.split_off(records.len() - validation_len);
+    let training = records;
+    log(&format!(
+        "loaded {} records ({} MB; {} with |score| >= {} and {} malformed left out) in {:.1} s: \
+         {} training, {} validation",
+        training.len() + validation.len(),
+        (training.len() + validation.len()) * data::RECORD_SIZE / 1_000_000,
+        loaded.mate_scores,
+        data::MATE_SCORE_CUTOFF,
+        loaded.invalid,
+        started.elapsed().as_secs_f64(),
+        training.len(),
+        validation.len()
+    ));
+
+    let threads = settings.threads.max(1);
+    let (mut trainer, first_epoch) = if settings.resume {
+        let saved =
+            checkpoint::load(&settings.checkpoint).map_err(|e| format!("cannot resume: {e}"))?;
+        if saved.network.hidden != settings.hidden {
+            return Err(format!(
+                "the checkpoint has --hidden {}, not {}",
+                saved.network.hidden, settings.hidden
+            ));
+        }
+        if saved.seed != settings.seed {
+            log(&format!(
+                "warning: the checkpoint was trained with --seed {}, this run uses {}: the \
+                 validation split differs from the one it was trained against",
+                saved.seed, settings.seed
+            ));
+        }
+        log(&format!(
+            "resuming from {} after epoch {}",
+            settings.checkpoint.display(),
+            saved.epochs_done
+        ));
+        (
+            Trainer::resume(saved.network, saved.adam, threads),
+            saved.epochs_done,
+        )
+    } else {
+        (Trainer::new(settings.hidden, threads, settings.seed), 0)
+    };
+    log(&format!(
+        "network (768 -> {h}) x 2 -> 1, {} parameters; validation loss {}",
+        trainer.network.params.len(),
+        format_loss(trainer.loss(&validation, settings.wdl)),
+        h = settings.hidden
+    ));
+
+    let batch_size = settings.batch_size.max(1);
+    for epoch in first_epoch..settings.epochs {
+        let learning_rate = settings.learning_rate_at(epoch);
+        let epoch_started = Instant::now();
+        let mut order: Vec<u32> = (0..training.len() as u32).collect();
+        order.shuffle(&mut StdRng::seed_from_u64(epoch_seed(settings.seed, epoch)));
+        let (mut errors, mut seen) = (0.0, 0usize);
+        let mut last_report = Instant::now();
+        for batch in order.chunks(batch_size) {
+            errors += trainer.train_batch(&training, batch, learning_rate, settings.wdl);
+            seen += batch.len();
+            if last_report.elapsed() >= PROGRESS_INTERVAL {
+                last_report = Instant::now();
+                log(&format!(
+                    "  epoch {} {:.0}%: train loss {:.6}, {:.0} positions/s",
+                    epoch + 1,
+                    100.0 * seen as f64 / training.len() as f64,
+                    errors / seen as f64,
+                    seen as f64 / epoch_started.elapsed().as_secs_f64()
+                ));
+            }
+        }
+        let speed = seen as f64 / epoch_started.elapsed().as_secs_f64();
+        let validation_loss = trainer.loss(&validation, settings.wdl);
+        log(&format!(
+            "epoch {}/{}: lr {learning_rate:.6}, train loss {}, validation loss {}, \
+             {speed:.0} positions/s, elapsed {:.0} s",
+            epoch + 1,
+            settings.epochs,
+            format_loss(errors / seen as f64),
+            format_loss(validation_loss),
+            started.elapsed().as_secs_f64()
+        ));
+        let saved = Checkpoint {
+            network: trainer.network.clone(),
+            adam: trainer.adam.clone(),
+            epochs_done: epoch + 1,
+            seed: settings.seed,
+        };
+        checkpoint::save(&settings.checkpoint, &saved).map_err(|e| {
+            format!(
+                "cannot write checkpoint {}: {e}",
+                settings.checkpoint.display()
+            )
+        })?;
+        write_net(settings, &trainer)?;
+    }
+    if first_epoch >= settings.epochs {
+        log(&format!(
+            "the checkpoint has done {first_epoch} of {} epochs already",
+            settings.epochs
+        ));
+        write_net(settings, &trainer)?;
+    }
+    log(&format!(
+        "wrote {} and {}",
+        settings.out.display(),
+        settings.checkpoint.display()
+    ));
+    Ok(())
+}
+
+/// A mean loss, or "n/a" for an empty set.
+fn format_loss(loss: f64) -> String {
+    if loss.is_nan() {
+        "n/a".to_string()
+    } else {
+        format!("{loss:.6}")
+    }
+}
+
+fn write_net(settings: &Settings, trainer: &Trainer) -> Result<(), String> {
+    quantize::write(&settings.out, &trainer.network)
+        .map_err(|e| format!("cannot write {}: {e}", settings.out.display()))
+}
+
+/// The seed of an epoch's visiting order: a function of the run's seed and the epoch alone,
+/// so a resumed run visits the records as an uninterrupted one would.
+fn epoch_seed(seed: u64, epoch: u32) -> u64 {
+    seed ^ (u64::from(epoch) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::data::synthetic::random_records;
+    use super::*;
+
+    #[test]
+    fn learning_rate_drops_in_steps() {
+        let settings = Settings {
+            data: Vec::new(),
+            out: PathBuf::new(),
+            checkpoint: PathBuf::new(),
+            resume: false,
+            hidden: 16,
+            epochs: 10,
+            batch_size: 16,
+            learning_rate: 0.001,
+            lr_drop_every: 4,
+            lr_gamma: 0.5,
+            wdl: 0.25,
+            threads: 1,
+            validation_fraction: 0.1,
+            seed: 0,
+        };
+        let rates: Vec<f32> = (0..9).map(|e| settings.learning_rate_at(e)).collect();
+        assert_eq!(rates[0], 0.001);
+        assert_eq!(rates[3], 0.001);
+        assert_eq!(rates[4], 0.0005);
+        assert_eq!(rates[8], 0.00025);
+    }
+
+    /// On synthetic labels (Basalt's static evaluation of random positions) a few epochs
+    /// must lower the validation loss well below where it started, with one thread and two.
+    #[test]
+    fn training_lowers_the_validation_loss() {
+        let records = random_records(4000, 21);
+        let (training, validation) = records.split_at(3600);
+        for threads in [1, 2] {
+            let mut trainer = Trainer::new(32, threads, 5);
+            let before = trainer.loss(validation, 0.25);
+            let mut order: Vec<u32> = (0..training.len() as u32).collect();
+            let mut losses = Vec::new();
+            for epoch in 0..6 {
+                order.shuffle(&mut StdRng::seed_from_u64(epoch));
+                for batch in order.chunks(128) {
+                    trainer.train_batch(training, batch, 0.005, 0.25);
+                }
+                losses.push(trainer.loss(validation, 0.25));
+            }
+            let after = *losses.last().unwrap();
+            eprintln!("threads {threads}: validation loss {before:.5} -> {losses:.5?}");
+            assert!(
+                after < 0.6 * before && after < losses[0],
+                "threads {threads}: {before:.5} -> {losses:?}"
+            );
+        }
+    }
+
+    /// One thread and two compute the same gradient, up to float summation order.
+    #[test]
+    fn threads_split_the_batch_without_changing_it() {
+        let records = random_records(300, 3);
+        let batch: Vec<u32> = (0..300).collect();
+        let mut single = Trainer::new(16, 1, 9);
+        let mut double = Trainer::new(16, 2, 9);
+        let e1 = single.train_batch(&records, &batch, 0.0, 0.25);
+        let e2 = double.train_batch(&records, &batch, 0.0, 0.25);
+        assert!((e1 - e2).abs() < 1e-6 * e1);
+        let (g1, g2) = (&single.workers[0].gradient, &double.workers[0].gradient);
+        let largest = g1.iter().fold(0.0f32, |m, g| m.max(g.abs()));
+        let largest_difference = g1
+            .iter()
+            .zip(g2)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(largest > 0.0 && largest_difference < 1e-5 * largest);
+    }
+
+    /// A run cut after two epochs and resumed ends where an uninterrupted run ends.
+    #[test]
+    fn resumed_run_matches_an_uninterrupted_one() {
+        let dir = std::env::temp_dir().join(format!("basalt-train-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("records.bin");
+        std::fs::write(&data, random_records(1000, 4).concat()).unwrap();
+        let settings = |name: &str, epochs: u32, resume: bool| Settings {
+            data: vec![data.clone()],
+            out: dir.join(format!("{name}.nnue")),
+            checkpoint: dir.join(format!("{name}.ckpt")),
+            resume,
+            hidden: 16,
+            epochs,
+            batch_size: 64,
+            learning_rate: 0.002,
+            lr_drop_every: 2,
+            lr_gamma: 0.3,
+            wdl: 0.25,
+            threads: 2,
+            validation_fraction: 0.1,
+            seed: 17,
+        };
+        let mut lines = Vec::new();
+        let mut log = |line: &str| lines.push(line.to_string());
+        run(&settings("whole", 3, false), &mut log).unwrap();
+        run(&settings("cut", 2, false), &mut log).unwrap();
+        run(&settings("cut", 3, true), &mut log).unwrap();
+        let whole = checkpoint::load(&dir.join("whole.ckpt")).unwrap();
+        let resumed = checkpoint::load(&dir.join("cut.ckpt")).unwrap();
+        assert_eq!(whole.epochs_done, 3);
+        assert!(whole == resumed, "resumed run diverged");
+        assert_eq!(
+            std::fs::read(dir.join("whole.nnue")).unwrap(),
+            std::fs::read(dir.join("cut.nnue")).unwrap()
+        );
+        assert!(lines.iter().any(|l| l.starts_with("epoch 3/3")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
