@@ -64,7 +64,8 @@ fn nibble(piece: Piece) -> u8 {
     (piece.color.is_black() as u8) * 8 + (piece.role as u8 - 1)
 }
 
-fn piece_of(nibble: u8) -> Option<Piece> {
+/// The piece a nibble stands for; `None` for roles 6 and 7.
+pub fn piece_of(nibble: u8) -> Option<Piece> {
     let color = if nibble & 8 == 0 {
         Color::White
     } else {

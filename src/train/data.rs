@@ -1,30 +1,19 @@
 //! Training records: loading them raw, decoding one, and turning it into network inputs.
 //!
-//! A record is 32 bytes, little-endian (the format `basalt datagen` writes; files are plain
-//! concatenations):
-//!
-//! ```text
-//! 0..8    occupancy u64, bit i = square i (a1 = 0, h8 = 63)
-//! 8..24   32 nibbles, one per occupied square in ascending order, low nibble first;
-//!         nibble = colour * 8 + role (colour 0 White; role 0 pawn .. 5 king)
-//! 24..26  score i16, centipawns from White's view
-//! 26      result u8: 0 Black won, 1 draw, 2 White won
-//! 27      side to move u8: 0 White, 1 Black
-//! 28      halfmove clock; 29..31 fullmove number u16; 31 reserved
-//! ```
-//!
-//! `decode` is the only code that knows the byte layout; it is meant to give way to
-//! datagen's own decoder when the two meet.
+//! A record is the 32-byte layout `basalt datagen` writes (`crate::datagen::format`, described
+//! in docs/datagen.md); files are plain concatenations of records.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use shakmaty::{Color, Piece, Role, Square};
+use shakmaty::{Color, Piece, Square};
+
+use crate::datagen::format::{self, GameResult};
 
 use super::network::{feature_index, MAX_ACTIVE_FEATURES};
 
-pub const RECORD_SIZE: usize = 32;
+pub const RECORD_SIZE: usize = format::RECORD_BYTES;
 pub type Record = [u8; RECORD_SIZE];
 
 /// Records whose |score| reaches this are mate scores or close to them: the sigmoid of such
@@ -60,48 +49,27 @@ pub enum RecordError {
     BadSideToMove,
 }
 
-/// Decodes one record; the layout is in the module comment.
+/// Decodes one record with the datagen format's own helpers, without building a board.
 pub fn decode(record: &Record) -> Result<LabelledPosition, RecordError> {
-    let u16_at = |i: usize| u16::from_le_bytes([record[i], record[i + 1]]);
     let occupancy = u64::from_le_bytes(record[0..8].try_into().expect("8 bytes"));
     if occupancy.count_ones() as usize > MAX_ACTIVE_FEATURES {
         return Err(RecordError::TooManyPieces);
     }
+    let result = GameResult::from_byte(record[26]).ok_or(RecordError::BadResult)?;
     let mut position = LabelledPosition {
         pieces: [(Square::A1, Color::White.pawn()); MAX_ACTIVE_FEATURES],
         piece_count: 0,
-        score: u16_at(24) as i16,
-        result: record[26],
+        score: i16::from_le_bytes([record[24], record[25]]),
+        result: result as u8,
         turn: match record[27] {
             0 => Color::White,
             1 => Color::Black,
             _ => return Err(RecordError::BadSideToMove),
         },
     };
-    if position.result > 2 {
-        return Err(RecordError::BadResult);
-    }
-    let mut bits = occupancy;
-    while bits != 0 {
-        let square = Square::new(bits.trailing_zeros());
-        bits &= bits - 1;
-        let i = position.piece_count;
-        let nibble = (record[8 + i / 2] >> (4 * (i % 2))) & 0xf;
-        let role = match nibble & 7 {
-            0 => Role::Pawn,
-            1 => Role::Knight,
-            2 => Role::Bishop,
-            3 => Role::Rook,
-            4 => Role::Queen,
-            5 => Role::King,
-            _ => return Err(RecordError::BadPiece),
-        };
-        let color = if nibble & 8 == 0 {
-            Color::White
-        } else {
-            Color::Black
-        };
-        position.pieces[i] = (square, Piece { color, role });
+    for (square, bits) in format::pieces(record) {
+        let piece = format::piece_of(bits).ok_or(RecordError::BadPiece)?;
+        position.pieces[position.piece_count] = (square, piece);
         position.piece_count += 1;
     }
     Ok(position)
