@@ -1,6 +1,6 @@
 //! Criterion benchmarks for the engine's hot paths: perft (against shakmaty's own, to price
 //! our make-move and key upkeep), move generation with make/unmake, evaluation, the
-//! transposition table and a fixed-depth search.
+//! NNUE inference, the transposition table and a fixed-depth search.
 //!
 //! `cargo bench --bench engine` runs all of them in a few minutes; add a filter such as
 //! `-- perft` to run one group.
@@ -10,11 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use basalt::bench::BENCH_FENS;
+use basalt::nnue::{Accumulator, AccumulatorStack};
 use basalt::position::Position;
 use basalt::search::{Control, Limits, Searcher};
 use basalt::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use shakmaty::Chess;
+use shakmaty::{Chess, Position as _};
 
 /// (name, FEN, depth): the start position, Kiwipete (castling, pins, en passant), CPW
 /// position 3 (an endgame rich in en passant and checks) and CPW position 4 (promotions).
@@ -205,12 +206,81 @@ fn search(c: &mut Criterion) {
     group.finish();
 }
 
+/// Every (parent, child) pair one legal move apart in the bench positions.
+fn move_pairs() -> Vec<(Chess, Chess)> {
+    let mut pairs = Vec::new();
+    for position in bench_positions() {
+        let parent = position.board().clone();
+        for m in parent.legal_moves() {
+            let mut child = parent.clone();
+            child.play_unchecked(m);
+            pairs.push((parent.clone(), child));
+        }
+    }
+    pairs
+}
+
+/// NNUE inference with the embedded net: an incremental accumulator update plus the output
+/// layer (what the search pays per evaluated node), a refresh from scratch, and the
+/// accumulator stack with make/unmake; each figure per move over the bench positions.
+fn nnue(c: &mut Criterion) {
+    let network = basalt::nnue::embedded();
+    let pairs = move_pairs();
+    let parents: Vec<Accumulator> = pairs
+        .iter()
+        .map(|(parent, _)| Accumulator::from_board(&network, parent.board()))
+        .collect();
+    let mut group = c.benchmark_group("nnue");
+    group.throughput(Throughput::Elements(pairs.len() as u64));
+
+    let mut child = Accumulator::zeroed(&network);
+    group.bench_function("update_and_output", |b| {
+        b.iter(|| {
+            let mut sum = 0;
+            for ((parent_board, child_board), parent) in pairs.iter().zip(&parents) {
+                child.update_from(&network, parent, parent_board.board(), child_board.board());
+                sum += network.output(black_box(&child), child_board.turn());
+            }
+            sum
+        })
+    });
+
+    group.bench_function("refresh_and_output", |b| {
+        b.iter(|| {
+            let mut sum = 0;
+            for (_, child_board) in &pairs {
+                child.refresh(&network, black_box(child_board).board());
+                sum += network.output(&child, child_board.turn());
+            }
+            sum
+        })
+    });
+
+    let mut stack = AccumulatorStack::new();
+    let mut positions = bench_positions();
+    group.bench_function("stack_make_evaluate_unmake", |b| {
+        b.iter(|| {
+            let mut sum = 0;
+            for position in &mut positions {
+                stack.reset(&network, position.board().board(), position.key());
+                for m in position.legal_moves() {
+                    position.make_move(m);
+                    sum += stack.evaluate(&network, position, 1);
+                    position.unmake_move();
+                }
+            }
+            sum
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = perft, movegen_and_make, evaluation, transposition_table, search
+    targets = perft, movegen_and_make, evaluation, nnue, transposition_table, search
 }
 criterion_main!(benches);

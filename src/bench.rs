@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::nnue::Network;
 use crate::position::Position;
 use crate::search::{Control, Limits, Searcher, Stats};
 use crate::tt::TranspositionTable;
@@ -73,8 +74,9 @@ pub struct BenchReport {
 }
 
 /// Runs the bench: one thread, a fresh 16 MB table and fresh histories per position so
-/// every position's count is independent of the others and of earlier runs.
-pub fn run(depth: i32, out: &mut dyn FnMut(String)) -> BenchReport {
+/// every position's count is independent of the others and of earlier runs. `network`:
+/// the net to evaluate with, `None` for the hand-crafted evaluation.
+pub fn run(depth: i32, network: Option<Arc<Network>>, out: &mut dyn FnMut(String)) -> BenchReport {
     let start = Instant::now();
     let mut total = Stats::default();
     let mut nodes = 0;
@@ -82,6 +84,7 @@ pub fn run(depth: i32, out: &mut dyn FnMut(String)) -> BenchReport {
         let mut pos = Position::from_fen(fen, false).expect("bench FENs are valid");
         let tt = Arc::new(TranspositionTable::new(BENCH_HASH_MB));
         let mut searcher = Searcher::new(tt, Arc::new(Control::default()));
+        searcher.network = network.clone();
         let limits = Limits {
             depth: Some(depth),
             ..Limits::default()

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod datagen;
 pub mod eval;
 pub mod movepick;
+pub mod nnue;
 pub mod perft;
 pub mod position;
 pub mod search;

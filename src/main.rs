@@ -54,6 +54,12 @@ enum Tool {
         /// Most random plies played after the book position.
         #[arg(long, default_value_t = 10)]
         random_plies_max: u32,
+        /// Play with the hand-crafted evaluation (as the first generation did).
+        #[arg(long, conflicts_with = "eval_file")]
+        hce: bool,
+        /// Play with this net instead of the embedded one.
+        #[arg(long)]
+        eval_file: Option<PathBuf>,
     },
     /// Fixed-depth search over the built-in positions; last line `<nodes> nodes <nps> nps`.
     Bench {
@@ -63,6 +69,9 @@ enum Tool {
         /// Also print search statistics (cutoff rates, branching factor, TT hits).
         #[arg(long)]
         stats: bool,
+        /// Evaluate with the embedded net instead of the hand-crafted evaluation.
+        #[arg(long)]
+        nnue: bool,
         /// Accepted for OpenBench-style invocations (`basalt bench 13`).
         #[arg(hide = true)]
         positional_depth: Option<i32>,
@@ -150,6 +159,10 @@ enum Tool {
         /// Weight of the game result in the target; the rest is the search score.
         #[arg(long, default_value_t = 0.25)]
         wdl: f32,
+        /// Also train on every training position mirrored left to right (files a-h swapped),
+        /// which has the same value: twice the positions from the same games.
+        #[arg(long)]
+        mirror: bool,
         /// Threads sharing each batch (and the Adam step).
         #[arg(long, default_value_t = 2)]
         threads: usize,
@@ -172,10 +185,12 @@ fn main() -> ExitCode {
         Some(Tool::Bench {
             depth,
             stats,
+            nnue,
             positional_depth,
         }) => {
             let depth = positional_depth.unwrap_or(depth).clamp(1, 30);
-            let report = bench::run(depth, &mut |line| println!("{line}"));
+            let network = nnue.then(basalt::nnue::embedded);
+            let report = bench::run(depth, network, &mut |line| println!("{line}"));
             if stats {
                 let s = &report.stats;
                 println!(
@@ -200,6 +215,8 @@ fn main() -> ExitCode {
             book,
             random_plies_min,
             random_plies_max,
+            hce,
+            eval_file,
         }) => {
             if games.is_none() && positions.is_none() {
                 eprintln!("datagen: give --games or --positions");
@@ -212,8 +229,23 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
+            let network = match (hce, eval_file) {
+                (true, _) => None,
+                (false, None) => Some(basalt::nnue::embedded()),
+                (false, Some(path)) => match std::fs::read(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|bytes| basalt::nnue::Network::from_bytes(&bytes))
+                {
+                    Ok(network) => Some(std::sync::Arc::new(network)),
+                    Err(e) => {
+                        eprintln!("datagen: {}: {e}", path.display());
+                        return ExitCode::FAILURE;
+                    }
+                },
+            };
             let config = datagen::Config {
                 out,
+                network,
                 games,
                 positions,
                 seed,
@@ -280,6 +312,7 @@ fn main() -> ExitCode {
             lr_drop_every,
             lr_gamma,
             wdl,
+            mirror,
             threads,
             validation_fraction,
             seed,
@@ -301,6 +334,7 @@ fn main() -> ExitCode {
                 lr_drop_every,
                 lr_gamma,
                 wdl: wdl.clamp(0.0, 1.0),
+                mirror,
                 threads,
                 validation_fraction,
                 seed,

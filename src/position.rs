@@ -274,6 +274,15 @@ impl Position {
         self.plies[n - back].last_move
     }
 
+    /// The board `back` plies before the current one (0 = the current board) and its
+    /// Zobrist key, while the history still holds it.
+    #[inline]
+    pub fn board_back(&self, back: usize) -> Option<(&Chess, u64)> {
+        let index = self.plies.len().checked_sub(1)?.checked_sub(back)?;
+        let ply = &self.plies[index];
+        Some((&ply.board, ply.key))
+    }
+
     /// True when the current board was reached by a null move.
     pub fn after_null_move(&self) -> bool {
         self.plies.last().is_some_and(|p| p.plies_since_null == 0)
@@ -417,6 +426,23 @@ mod tests {
         pos.play_uci_moves(["e2e4", "d7d5", "e4d5", "c7c5", "d5c6", "g8f6", "e1e2"])
             .unwrap();
         assert_eq!(pos.key(), key_from_scratch(pos.board()));
+    }
+
+    #[test]
+    fn board_back_walks_the_history() {
+        let mut pos = Position::default();
+        let start_key = pos.key();
+        pos.play_uci_moves(["e2e4"]).unwrap();
+        assert!(pos.make_null_move());
+        let (now, key) = pos.board_back(0).unwrap();
+        assert_eq!((now.turn(), key), (Color::White, pos.key()));
+        let (before_null, _) = pos.board_back(1).unwrap();
+        assert_eq!(before_null.board(), now.board());
+        assert_eq!(before_null.turn(), Color::Black);
+        let (start, key) = pos.board_back(2).unwrap();
+        assert_eq!((start, key), (&Chess::default(), start_key));
+        assert!(pos.board_back(3).is_none());
+        assert!(pos.board_back(usize::MAX).is_none());
     }
 
     #[test]

@@ -1527,6 +1527,8 @@ fn is_board_or_eval_line(line: &str) -> bool {
         || line.starts_with("Key: ")
         || line.starts_with("Checkers:")
         || line.starts_with("Phase: ")
+        || line.starts_with("Hand-crafted evaluation: ")
+        || line.starts_with("NNUE evaluation: ")
         || line.starts_with("-----")
         || line.contains(" | ")
 }

@@ -16,7 +16,6 @@
 use std::sync::Arc;
 
 use basalt::bench::BENCH_FENS;
-use basalt::eval::evaluate;
 use basalt::position::Position;
 use basalt::search::params::{DRAW, INFINITY, MATE};
 use basalt::search::{uci_score, Control, Limits, SearchConfig, SearchResult, Searcher};
@@ -201,6 +200,12 @@ fn bench_cases() -> impl Iterator<Item = Case> {
 
 fn all_cases() -> Vec<Case> {
     bench_cases().chain(EXTRA_CASES).collect()
+}
+
+/// The leaf evaluation of the searches checked here: the embedded network, from scratch
+/// (the search's incremental accumulators must give the same numbers).
+fn evaluate(board: &Chess) -> i32 {
+    basalt::nnue::embedded().evaluate_from_scratch(board)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -400,6 +405,7 @@ fn max_min_root(case: &Case, depth: i32) -> i32 {
 fn search(pos: &mut Position, config: SearchConfig, limits: Limits, tt_mb: usize) -> SearchResult {
     let tt = Arc::new(TranspositionTable::new(tt_mb));
     let mut searcher = Searcher::new(tt, Arc::new(Control::default()));
+    searcher.network = Some(basalt::nnue::embedded());
     searcher.config = config;
     let fen_before = pos.fen();
     let plies_before = pos.ply_count();
@@ -682,6 +688,7 @@ fn warm_table_keeps_the_value() {
             let cold = plain_search(&mut pos, depth).score;
             let tt = Arc::new(TranspositionTable::new(4));
             let mut searcher = Searcher::new(tt, Arc::new(Control::default()));
+            searcher.network = Some(basalt::nnue::embedded());
             searcher.config = with_tt(false);
             let first = searcher.search(&mut pos, depth_limit(depth), &mut |_| {});
             let second = searcher.search(&mut pos, depth_limit(depth), &mut |_| {});

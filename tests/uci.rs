@@ -585,6 +585,8 @@ fn handshake_lists_id_and_options() {
         "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
         "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
         "option name Syzygy50MoveRule type check default true",
+        "option name UseNNUE type check default false",
+        "option name EvalFile type string default <embedded>",
     ] {
         assert!(
             lines.iter().any(|l| l.starts_with(option)),
@@ -998,6 +1000,20 @@ fn bad_input_gives_one_info_string_and_changes_nothing() {
             b"setoption name Syzygy50MoveRule value 2",
         ),
         ("unknown option", b"setoption name Frobnication value 3"),
+        ("UseNNUE not a bool", b"setoption name UseNNUE value on"),
+        (
+            "EvalFile that does not exist",
+            b"setoption name EvalFile value /nonexistent/basalt.nnue",
+        ),
+        (
+            "EvalFile that is not a net",
+            concat!(
+                "setoption name EvalFile value ",
+                env!("CARGO_MANIFEST_DIR"),
+                "/Cargo.toml"
+            )
+            .as_bytes(),
+        ),
         ("setoption without name", b"setoption Hash value 5"),
         ("setoption name without a name", b"setoption name value 5"),
         ("garbage FEN", b"position fen garbage"),
@@ -2420,4 +2436,60 @@ fn syzygy_dtz_keeps_a_win_from_the_fifty_move_rule() {
     e.send(&format!("position fen {fen}"));
     let search = e.go("go depth 4");
     assert!(matches!(search.last_exact().score, Score::Cp(cp) if cp > 20_000));
+}
+
+/// The value after `prefix` up to " cp" in the `eval` output, e.g. "NNUE evaluation: ".
+fn eval_line_cp(lines: &[String], prefix: &str) -> (i32, String) {
+    let line = lines
+        .iter()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} line in {lines:?}"));
+    let cp = line[prefix.len()..]
+        .split(" cp")
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no number in {line:?}"));
+    (cp, line.clone())
+}
+
+#[test]
+fn eval_shows_both_evaluations_and_the_options_choose_one() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    e.send("position fen r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3");
+    let lines = e.sync_after("eval");
+    let (hce, _) = eval_line_cp(&lines, "Hand-crafted evaluation: ");
+    let (net, net_line) = eval_line_cp(&lines, "NNUE evaluation: ");
+    assert!(net_line.ends_with("(<embedded>)"), "{net_line}");
+    // The hand-crafted evaluation stays the default until a net beats it in games.
+    let (used, line) = eval_line_cp(&lines, "Final evaluation: ");
+    assert_eq!(used, hce, "{line}");
+    assert!(line.ends_with("(hand-crafted, UseNNUE false)"), "{line}");
+
+    assert!(e.sync_after("setoption name UseNNUE value true").is_empty());
+    let lines = e.sync_after("eval");
+    let (used, line) = eval_line_cp(&lines, "Final evaluation: ");
+    assert_eq!(used, net, "{line}");
+    assert!(line.ends_with("(NNUE)"), "{line}");
+    let search = e.go("go depth 5");
+    assert!(search.bestmove.starts_with("bestmove "));
+
+    // Loading the same net from its file: the same evaluation, and the name shows.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/basalt.nnue");
+    let out = e.sync_after(&format!("setoption name EvalFile value {path}"));
+    assert!(
+        out.len() == 1 && out[0].contains("loaded"),
+        "loading the net file: {out:?}"
+    );
+    let lines = e.sync_after("eval");
+    let (from_file, line) = eval_line_cp(&lines, "NNUE evaluation: ");
+    assert_eq!(from_file, net);
+    assert!(line.contains(path), "{line}");
+    // A file that fails keeps the loaded one.
+    let out = e.sync_after("setoption name EvalFile value /nonexistent.nnue");
+    assert!(out.len() == 1 && out[0].contains(path), "{out:?}");
+    let lines = e.sync_after("eval");
+    assert!(eval_line_cp(&lines, "NNUE evaluation: ").1.contains(path));
+    let search = e.go("go depth 5");
+    assert!(search.bestmove.starts_with("bestmove "));
 }

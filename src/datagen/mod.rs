@@ -21,6 +21,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use shakmaty::Color;
 
+use crate::nnue::Network;
 use crate::position::Position;
 use crate::search::params::MATE_BOUND;
 use crate::search::{Control, Limits, Searcher};
@@ -31,6 +32,8 @@ use format::{pack, GameResult, RECORD_BYTES};
 #[derive(Clone, Debug)]
 pub struct Config {
     pub out: PathBuf,
+    /// The evaluation the games are played with: a network, or `None` for the hand-crafted one.
+    pub network: Option<Arc<Network>>,
     pub games: Option<u64>,
     pub positions: Option<u64>,
     pub seed: u64,
@@ -220,6 +223,7 @@ fn play_games(
 ) {
     let tt = Arc::new(TranspositionTable::new(GAME_HASH_MB));
     let mut searcher = Searcher::new(tt.clone(), Arc::new(Control::default()));
+    searcher.network = config.network.clone();
     while !stop.load(Ordering::Relaxed) {
         let number = next_game.fetch_add(1, Ordering::Relaxed);
         if config.games.is_some_and(|g| number >= g) {

@@ -17,6 +17,7 @@ use shakmaty::{Move, Position as _};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use crate::nnue::{AccumulatorStack, Network};
 use crate::position::Position;
 use crate::strength::StrengthLimit;
 use crate::syzygy::{Outcome, Tablebases};
@@ -219,6 +220,10 @@ pub struct Searcher {
     pub multipv: usize,
     /// Syzygy tables and probing options for the next search.
     pub tablebases: Tablebases,
+    /// The network that evaluates positions; `None` for the hand-crafted evaluation.
+    pub network: Option<Arc<Network>>,
+    /// First-layer sums along the current line, for `network`.
+    accumulators: AccumulatorStack,
     /// `UCI_LimitStrength`: play weaker by a node budget and a random pick among the best
     /// few root moves.
     pub strength: Option<StrengthLimit>,
@@ -275,6 +280,8 @@ impl Searcher {
             stats: Stats::default(),
             multipv: 1,
             tablebases: Tablebases::default(),
+            network: None,
+            accumulators: AccumulatorStack::new(),
             strength: None,
             rng: StdRng::seed_from_u64(clock_seed()),
             tb_hit_counter: Arc::new(AtomicU64::new(0)),
@@ -342,6 +349,10 @@ impl Searcher {
         }
         self.history.new_search();
         self.tt.new_search();
+        if let Some(network) = &self.network {
+            self.accumulators
+                .reset(network, pos.board().board(), pos.key());
+        }
 
         let legal = pos.legal_moves();
         self.root_moves = legal
@@ -808,6 +819,16 @@ pub fn tt_bound_cuts(bound: Bound, score: i32, alpha: i32, beta: i32) -> bool {
 }
 
 impl Searcher {
+    /// The static evaluation of `pos`, reached at `ply` from the root, for the side to
+    /// move: the network's when there is one, else the hand-crafted one.
+    #[inline]
+    fn evaluate(&mut self, pos: &Position, ply: usize) -> i32 {
+        match &self.network {
+            Some(network) => self.accumulators.evaluate(network, pos, ply),
+            None => crate::eval::evaluate(pos.board()),
+        }
+    }
+
     /// The static eval of a node from its raw evaluation, with the correction history
     /// applied when it is on.
     #[inline]

@@ -6,7 +6,6 @@ use super::correction::{worth_learning, CorrectionKeys};
 use super::history::{Context, PieceTo};
 use super::params::*;
 use super::{qsearch, score_from_tt, tt_bound_cuts, Searcher};
-use crate::eval::evaluate;
 use crate::movepick::{MovePicker, StagedPicker};
 use crate::position::Position;
 use crate::see::see_at_least;
@@ -39,7 +38,7 @@ pub fn negamax(
             return if pos.in_check() {
                 DRAW
             } else {
-                evaluate(pos.board())
+                s.evaluate(pos, ply)
             };
         }
     }
@@ -125,7 +124,7 @@ pub fn negamax(
                 let eval = if in_check {
                     -INFINITY
                 } else {
-                    evaluate(pos.board())
+                    s.evaluate(pos, ply)
                 };
                 s.store_tablebase(key, ply, depth, score, bound, eval);
                 return score;
@@ -158,7 +157,10 @@ pub fn negamax(
     let raw_eval = if in_check {
         -INFINITY
     } else {
-        tt_eval.unwrap_or_else(|| evaluate(pos.board()))
+        match tt_eval {
+            Some(eval) => eval,
+            None => s.evaluate(pos, ply),
+        }
     };
     let static_eval = if in_check {
         -INFINITY
@@ -512,7 +514,7 @@ fn leaf_value(s: &mut Searcher, pos: &Position, ply: usize) -> i32 {
             DRAW
         };
     }
-    evaluate(pos.board())
+    s.evaluate(pos, ply)
 }
 
 fn is_checkmate(pos: &Position) -> bool {

@@ -6,7 +6,6 @@ use shakmaty::Role;
 
 use super::params::*;
 use super::{score_from_tt, tt_bound_cuts, Searcher};
-use crate::eval::evaluate;
 use crate::movepick::MovePicker;
 use crate::position::Position;
 use crate::see::{see_at_least, SEE_VALUE};
@@ -24,11 +23,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     }
     let in_check = pos.in_check();
     if ply >= MAX_PLY - 1 {
-        return if in_check {
-            DRAW
-        } else {
-            evaluate(pos.board())
-        };
+        return if in_check { DRAW } else { s.evaluate(pos, ply) };
     }
 
     // The table: a stored bound that settles the node ends it (outside PV lines); otherwise
@@ -61,7 +56,10 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         best_score = -INFINITY;
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
-        raw_eval = tt_eval.unwrap_or_else(|| evaluate(pos.board()));
+        raw_eval = match tt_eval {
+            Some(eval) => eval,
+            None => s.evaluate(pos, ply),
+        };
         best_score = s.corrected_eval(pos, raw_eval);
         if best_score >= beta {
             return best_score;

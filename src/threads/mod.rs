@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{select, unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
 
+use crate::nnue::Network;
 use crate::position::Position;
 use crate::search::{Control, Iteration, Limits, SearchResult, Searcher};
 use crate::syzygy::{LoadedTables, Tablebases};
@@ -56,6 +57,8 @@ pub enum Job {
     },
     Bench {
         depth: i32,
+        /// The net to evaluate with; `None` for the hand-crafted evaluation.
+        network: Option<Arc<Network>>,
     },
     /// Hash table size in MB (the UCI thread has checked that it fits in memory).
     SetHash(usize),
@@ -83,6 +86,8 @@ pub struct SearchSetup {
     pub strength: Option<crate::strength::StrengthLimit>,
     /// Syzygy probing options; the search thread adds the tables it has loaded.
     pub probe: ProbeOptions,
+    /// The network that evaluates; `None` for the hand-crafted evaluation (`UseNNUE`).
+    pub network: Option<Arc<Network>>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -100,6 +105,7 @@ enum HelperJob {
         position: Arc<Position>,
         limits: Limits,
         tablebases: Tablebases,
+        network: Option<Arc<Network>>,
         tt: Arc<TranspositionTable>,
         /// This search's stop flag, raised by the main thread when it has decided.
         control: Arc<Control>,
@@ -145,10 +151,12 @@ impl Helper {
                             position,
                             limits,
                             tablebases,
+                            network,
                             tt,
                             control,
                         } => {
                             searcher.tablebases = tablebases;
+                            searcher.network = network;
                             searcher.tt = tt;
                             searcher.set_control(control);
                             root.clone_from(&position);
@@ -376,9 +384,9 @@ impl Worker {
                     self.printed();
                     continue;
                 }
-                Job::Bench { depth } => {
+                Job::Bench { depth, network } => {
                     let output = self.output.clone();
-                    let report = crate::bench::run(depth, &mut |line| {
+                    let report = crate::bench::run(depth, network, &mut |line| {
                         output(&format!("info string {line}"))
                     });
                     self.idle();
@@ -620,6 +628,7 @@ impl Worker {
                 position: shared.clone(),
                 limits: helper_limits,
                 tablebases: tablebases.clone(),
+                network: setup.network.clone(),
                 tt: self.tt.clone(),
                 control: self.helper_control.clone(),
             });
@@ -632,6 +641,7 @@ impl Worker {
             .collect();
         self.searcher.multipv = setup.multipv.max(1);
         self.searcher.tablebases = tablebases;
+        self.searcher.network = setup.network;
         self.searcher.strength = setup.strength;
         let show_wdl = setup.show_wdl;
         let mut result = self

@@ -75,6 +75,24 @@ pub fn decode(record: &Record) -> Result<LabelledPosition, RecordError> {
     Ok(position)
 }
 
+/// The record of the same position mirrored left to right (a1 <-> h1): every piece moves
+/// to the same rank on the opposite file; score, result and side to move are unchanged. The
+/// evaluation has no castling rights, so the mirrored position is worth the same.
+pub fn mirror_files(record: &Record) -> Record {
+    let mut pieces: Vec<(u32, u8)> = format::pieces(record)
+        .map(|(square, bits)| (u32::from(square) ^ 7, bits))
+        .collect();
+    pieces.sort_unstable_by_key(|&(square, _)| square);
+    let mut out = *record;
+    out[0..24].fill(0);
+    let occupancy = pieces.iter().fold(0u64, |o, &(square, _)| o | 1 << square);
+    out[0..8].copy_from_slice(&occupancy.to_le_bytes());
+    for (i, &(_, bits)) in pieces.iter().enumerate() {
+        out[8 + i / 2] |= bits << (4 * (i % 2));
+    }
+    out
+}
+
 /// Records read from the data files, with the counts of what was left out.
 pub struct LoadedRecords {
     pub records: Vec<Record>,
@@ -242,6 +260,23 @@ mod tests {
                 occupancy |= 1 << square as u32;
             }
             assert_eq!(occupancy.to_le_bytes(), record[0..8]);
+        }
+    }
+
+    #[test]
+    fn mirror_files_is_the_flipped_board() {
+        for record in random_records(100, 9) {
+            let mirrored = mirror_files(&record);
+            let mut board = crate::datagen::format::unpack(&record).unwrap().board;
+            board.flip_horizontal();
+            let back = crate::datagen::format::unpack(&mirrored).unwrap();
+            assert_eq!(back.board, board);
+            assert_eq!(
+                mirrored[24..],
+                record[24..],
+                "score, result and the rest kept"
+            );
+            assert_eq!(mirror_files(&mirrored), record);
         }
     }
 

@@ -187,6 +187,9 @@ pub struct Settings {
     pub lr_gamma: f32,
     /// Weight of the game result in the target (the rest is the search score).
     pub wdl: f32,
+    /// Add the left-right mirror of every training record (the validation split stays as
+    /// played, so its loss measures real positions).
+    pub mirror: bool,
     pub threads: usize,
     pub validation_fraction: f64,
     pub seed: u64,
@@ -218,7 +221,11 @@ pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String>
         .round() as usize)
         .min(records.len() - 1);
     let validation = records.split_off(records.len() - validation_len);
-    let training = records;
+    let mut training = records;
+    if settings.mirror {
+        let mirrored: Vec<Record> = training.iter().map(data::mirror_files).collect();
+        training.extend(mirrored);
+    }
     log(&format!(
         "loaded {} records ({} MB; {} with |score| >= {} and {} malformed left out) in {:.1} s: \
          {} training, {} validation",
@@ -369,6 +376,7 @@ mod tests {
             lr_drop_every: 4,
             lr_gamma: 0.5,
             wdl: 0.25,
+            mirror: false,
             threads: 1,
             validation_fraction: 0.1,
             seed: 0,
@@ -446,6 +454,7 @@ mod tests {
             lr_drop_every: 2,
             lr_gamma: 0.3,
             wdl: 0.25,
+            mirror: true,
             threads: 2,
             validation_fraction: 0.1,
             seed: 17,

@@ -10,29 +10,19 @@
 //! half first), output bias. Gradients and Adam moments use the same layout.
 
 use rand::Rng;
-use shakmaty::{Color, Piece, Square};
 
 use super::data::Sample;
 
-pub const INPUTS: usize = 768;
+pub const INPUTS: usize = crate::nnue::FEATURES;
 /// At most 32 pieces on the board, so at most 32 active features per perspective.
 pub const MAX_ACTIVE_FEATURES: usize = 32;
 /// Every parameter stays in [-WEIGHT_LIMIT, WEIGHT_LIMIT]: the quantized output weights
 /// (x 64) must fit in an i8-sized range (|w| <= 127) and the accumulators in i16.
-pub const WEIGHT_LIMIT: f32 = 1.98;
+pub const WEIGHT_LIMIT: f32 = crate::nnue::WEIGHT_CLIP;
 
-/// The input index of `piece` on `square` as seen from `perspective`: own pieces first,
-/// then the opponent's, each as role * 64 + square, with the board flipped for Black so
-/// that both perspectives see their own side moving up the board.
-#[inline]
-pub fn feature_index(perspective: Color, piece: Piece, square: Square) -> usize {
-    let side = if piece.color == perspective { 0 } else { 384 };
-    let square = match perspective {
-        Color::White => square as usize,
-        Color::Black => square as usize ^ 56,
-    };
-    side + (piece.role as usize - 1) * 64 + square
-}
+/// The engine's feature layout (own pieces first, Black's view flipped), shared so the
+/// two cannot drift apart.
+pub use crate::nnue::feature_index;
 
 /// Squared clipped ReLU.
 #[inline]
@@ -293,6 +283,7 @@ mod tests {
     use crate::train::data::synthetic::random_records;
     use rand::rngs::StdRng;
     use rand::SeedableRng;
+    use shakmaty::{Color, Square};
 
     /// An independent f64 reference, written from the definition: every accumulator value
     /// of every sample, `[sample][side * H + i]`.

@@ -22,22 +22,11 @@ use std::path::Path;
 
 use super::network::{Network, INPUTS};
 
-pub const MAGIC: &[u8; 8] = b"BSLTNNUE";
-pub const FORMAT_VERSION: u32 = 1;
-pub const QA: i32 = 255;
-pub const QB: i32 = 64;
-pub const EVAL_SCALE: i32 = 400;
+pub use crate::nnue::{fnv1a64, EVAL_SCALE, FORMAT_VERSION, MAGIC, QA, QB};
 
 /// Size in bytes of the file for `hidden` accumulator neurons.
 pub fn file_size(hidden: usize) -> usize {
     8 + 5 * 4 + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4 + 8
-}
-
-/// 64-bit FNV-1a.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 fn to_i16(x: f32, scale: i32) -> i16 {
@@ -91,80 +80,10 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nnue::Accumulator;
     use crate::train::data::synthetic::random_records;
     use crate::train::data::{decode, Sample};
-    use crate::train::network::feature_index;
     use crate::train::Trainer;
-
-    /// A reader written from the format alone, as the engine's will be.
-    struct QuantizedNet {
-        hidden: usize,
-        feature_weights: Vec<i16>,
-        feature_bias: Vec<i16>,
-        output_weights: Vec<i16>,
-        output_bias: i32,
-    }
-
-    fn read(bytes: &[u8]) -> QuantizedNet {
-        assert_eq!(&bytes[0..8], MAGIC);
-        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
-        let hidden = u32_at(12) as usize;
-        assert_eq!(
-            [u32_at(8), u32_at(16), u32_at(20), u32_at(24)],
-            [1, 255, 64, 400]
-        );
-        assert_eq!(bytes.len(), file_size(hidden));
-        let (body, hash) = bytes.split_at(bytes.len() - 8);
-        assert_eq!(u64::from_le_bytes(hash.try_into().unwrap()), fnv1a64(body));
-        let mut i16s = body[28..body.len() - 4]
-            .chunks_exact(2)
-            .map(|c| i16::from_le_bytes([c[0], c[1]]));
-        let mut take = |n: usize| i16s.by_ref().take(n).collect::<Vec<i16>>();
-        let feature_weights = take(INPUTS * hidden);
-        let feature_bias = take(hidden);
-        let output_weights = take(2 * hidden);
-        assert_eq!(output_weights.len(), 2 * hidden);
-        let output_bias = i32::from_le_bytes(body[body.len() - 4..].try_into().unwrap());
-        QuantizedNet {
-            hidden,
-            feature_weights,
-            feature_bias,
-            output_weights,
-            output_bias,
-        }
-    }
-
-    impl QuantizedNet {
-        /// The integer forward pass of the format, in centipawns for the side to move.
-        fn evaluate(&self, features: [&[usize]; 2]) -> i64 {
-            let h = self.hidden;
-            let mut sum: i64 = 0;
-            for (side, active) in features.into_iter().enumerate() {
-                let mut acc: Vec<i32> = self.feature_bias.iter().map(|&b| i32::from(b)).collect();
-                for &f in active {
-                    for (a, &w) in acc
-                        .iter_mut()
-                        .zip(&self.feature_weights[f * h..(f + 1) * h])
-                    {
-                        *a += i32::from(w);
-                    }
-                }
-                for (i, &a) in acc.iter().enumerate() {
-                    let v = i64::from(a.clamp(0, QA));
-                    sum += v * i64::from(self.output_weights[side * h + i]) * v;
-                }
-            }
-            let out = sum / i64::from(QA) + i64::from(self.output_bias);
-            out * i64::from(EVAL_SCALE) / i64::from(QA * QB)
-        }
-    }
-
-    #[test]
-    fn fnv1a64_matches_published_values() {
-        assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
-        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
-        assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
-    }
 
     /// Trains a small net briefly, writes it, reads it back and compares the integer
     /// forward pass with the float one. Against the float net on the quantization grid the
@@ -189,9 +108,9 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(bytes, quantized_bytes(&net));
-        let quantized = read(&bytes);
-        assert_eq!(quantized.hidden, hidden);
-        assert!(quantized.output_weights.iter().all(|w| w.abs() <= 127));
+        // The engine's reader and integer forward pass.
+        let quantized = crate::nnue::Network::from_bytes(&bytes).expect("the engine reads it");
+        assert_eq!(quantized.hidden_size(), hidden);
 
         let mut on_grid = net.clone();
         let hq = INPUTS * hidden + hidden;
@@ -208,15 +127,9 @@ mod tests {
         let positions = random_records(200, 12);
         for record in &positions {
             let position = decode(record).unwrap();
-            let us = position.turn;
-            let features = [us, !us].map(|perspective| {
-                position
-                    .pieces()
-                    .iter()
-                    .map(|&(square, piece)| feature_index(perspective, piece, square))
-                    .collect::<Vec<_>>()
-            });
-            let integer = quantized.evaluate([&features[0], &features[1]]);
+            let board = crate::datagen::format::unpack(record).unwrap().board;
+            let accumulator = Accumulator::from_board(&quantized, &board);
+            let integer = i64::from(quantized.output(&accumulator, position.turn));
             let sample = Sample::new(&position, 0.0);
             let cp = |n: &Network| (n.evaluate(&sample) * EVAL_SCALE as f32).round() as i64;
             worst_grid = worst_grid.max((integer - cp(&on_grid)).abs());

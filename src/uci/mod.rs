@@ -13,6 +13,7 @@ use std::sync::Arc;
 use shakmaty::Position as _;
 
 use crate::eval;
+use crate::nnue::{self, Network};
 use crate::position::Position;
 use crate::strength::StrengthLimit;
 use crate::syzygy;
@@ -46,6 +47,8 @@ pub struct Engine {
     worker: SearchThread,
     output: Output,
     debug: bool,
+    /// The network `EvalFile` names, loaded; searches use it while `UseNNUE` is on.
+    network: Arc<Network>,
 }
 
 impl Engine {
@@ -60,6 +63,7 @@ impl Engine {
             worker,
             output,
             debug: false,
+            network: nnue::embedded(),
         }
     }
 
@@ -217,10 +221,38 @@ impl Engine {
                 };
                 self.worker.send(Job::LoadTables { path, report });
             }
+            options::Change::EvalFile(path) => self.load_network(path),
             options::Change::ClearHash => {
                 self.defer_notice("hash will be cleared when the search ends");
                 self.worker.send(Job::ClearHash);
             }
+        }
+    }
+
+    /// Loads the network `EvalFile` names; a file that cannot be read or is not a net
+    /// leaves the current one in place. A running search keeps the net it started with.
+    fn load_network(&mut self, path: String) {
+        let loaded = if path == options::EMBEDDED_NET {
+            Ok(nnue::embedded())
+        } else {
+            std::fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| Network::from_bytes(&bytes))
+                .map(Arc::new)
+        };
+        match loaded {
+            Ok(network) => {
+                self.info_string(&format!(
+                    "EvalFile {path}: network (768 -> {}) x 2 -> 1 loaded",
+                    network.hidden_size()
+                ));
+                self.network = network;
+                self.options.eval_file = path;
+            }
+            Err(why) => self.info_string(&format!(
+                "EvalFile {path}: {why}; keeping {}",
+                self.options.eval_file
+            )),
         }
     }
 
@@ -262,6 +294,7 @@ impl Engine {
                 depth: self.options.syzygy_probe_depth,
                 rule50: self.options.syzygy_50_move_rule,
             },
+            network: self.options.use_nnue.then(|| self.network.clone()),
         };
         self.worker.start(
             Job::Search {
@@ -280,7 +313,8 @@ impl Engine {
             self.info_string("a search is running; bench ignored");
             return;
         }
-        self.worker.start(Job::Bench { depth }, false);
+        let network = self.options.use_nnue.then(|| self.network.clone());
+        self.worker.start(Job::Bench { depth, network }, false);
     }
 
     fn display(&self) {
@@ -342,14 +376,32 @@ impl Engine {
             br.scale,
             eval::FULL_SCALE
         ));
-        let stm = eval::evaluate(board);
-        let white = if board.turn() == shakmaty::Color::White {
-            stm
+        let white_view = |stm: i32| {
+            if board.turn() == shakmaty::Color::White {
+                stm
+            } else {
+                -stm
+            }
+        };
+        let hce = eval::evaluate(board);
+        self.say(&format!(
+            "Hand-crafted evaluation: {} cp (White's side), {hce} cp for the side to move",
+            white_view(hce)
+        ));
+        let net = self.network.evaluate_from_scratch(board);
+        self.say(&format!(
+            "NNUE evaluation: {} cp (White's side), {net} cp for the side to move ({})",
+            white_view(net),
+            self.options.eval_file
+        ));
+        let (used, name) = if self.options.use_nnue {
+            (net, "NNUE")
         } else {
-            -stm
+            (hce, "hand-crafted, UseNNUE false")
         };
         self.say(&format!(
-            "Final evaluation: {white} cp (White's side), {stm} cp for the side to move"
+            "Final evaluation: {} cp (White's side), {used} cp for the side to move ({name})",
+            white_view(used)
         ));
     }
 }

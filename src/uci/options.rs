@@ -10,6 +10,8 @@ pub const MAX_MULTIPV: usize = 256;
 pub const EMPTY_STRING: &str = "<empty>";
 pub const DEFAULT_MOVE_OVERHEAD_MS: u64 = 10;
 pub const MAX_MOVE_OVERHEAD_MS: u64 = 5000;
+/// How `EvalFile` names the net built into the binary.
+pub const EMBEDDED_NET: &str = "<embedded>";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
@@ -26,6 +28,10 @@ pub struct Options {
     pub syzygy_probe_depth: i32,
     pub syzygy_probe_limit: usize,
     pub syzygy_50_move_rule: bool,
+    /// Evaluate with the network (`UseNNUE`); false: the hand-crafted evaluation.
+    pub use_nnue: bool,
+    /// The network file in use, or `EMBEDDED_NET`.
+    pub eval_file: String,
 }
 
 impl Default for Options {
@@ -44,6 +50,8 @@ impl Default for Options {
             syzygy_probe_depth: DEFAULT_PROBE_DEPTH,
             syzygy_probe_limit: MAX_TB_PIECES,
             syzygy_50_move_rule: true,
+            use_nnue: false,
+            eval_file: EMBEDDED_NET.to_string(),
         }
     }
 }
@@ -57,6 +65,9 @@ pub enum Change {
     Threads(usize),
     /// Rescan the tablebase directories.
     SyzygyPath(String),
+    /// Load this network file (or the embedded net); the caller sets `eval_file` once it
+    /// has loaded, so a file that fails leaves the old one in place.
+    EvalFile(String),
 }
 
 pub fn declarations() -> Vec<String> {
@@ -84,6 +95,8 @@ pub fn declarations() -> Vec<String> {
             "option name SyzygyProbeLimit type spin default {MAX_TB_PIECES} min 0 max {MAX_TB_PIECES}"
         ),
         "option name Syzygy50MoveRule type check default true".to_string(),
+        "option name UseNNUE type check default false".to_string(),
+        format!("option name EvalFile type string default {EMBEDDED_NET}"),
     ]
 }
 
@@ -178,6 +191,19 @@ impl Options {
             "syzygy50moverule" => {
                 self.syzygy_50_move_rule = check("Syzygy50MoveRule", value)?;
                 Ok(Change::None)
+            }
+            "usennue" => {
+                self.use_nnue = check("UseNNUE", value)?;
+                Ok(Change::None)
+            }
+            "evalfile" => {
+                let path = value.map(str::trim).unwrap_or_default();
+                let path = if path.is_empty() || path == "<empty>" {
+                    EMBEDDED_NET
+                } else {
+                    path
+                };
+                Ok(Change::EvalFile(path.to_string()))
             }
             _ => Err(format!("no such option: '{}'", super::parse::echo(name))),
         }

@@ -1,0 +1,398 @@
+//! Accumulators: the first layer's sums for both perspectives, refreshed from a board or
+//! updated from the parent board's accumulators by the pieces that changed, and the
+//! per-ply stack the search keeps them in.
+//!
+//! The add/subtract loops run over whole i16 rows with no early exit and no bounds check
+//! inside, so the compiler turns each into packed 16-bit additions (SSE2 `paddw`/`psubw`,
+//! 8 lanes; with AVX2, 16). i16 arithmetic wraps: intermediate sums may leave the i16
+//! range, but the final value of a legal position never does (see `MAX_FEATURE_BIAS`), and
+//! wrapping arithmetic is exact modulo 2^16, so the result is the true sum.
+
+use shakmaty::{Bitboard, Board, ByColor, Color, Piece, Position as _, Role, Square};
+
+use super::{feature_index, Network};
+use crate::position::Position;
+
+/// The first layer's output for both perspectives of one board: H values each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accumulator {
+    values: ByColor<Box<[i16]>>,
+}
+
+/// Pieces that appear or disappear between two consecutive boards: at most two of each
+/// (castling moves a king and a rook; a capture removes the captured piece and the mover's
+/// old square). Boards further apart overflow it and are refreshed instead.
+const MAX_CHANGES: usize = 2;
+
+struct PieceChanges {
+    added: [(Piece, Square); MAX_CHANGES],
+    added_len: usize,
+    removed: [(Piece, Square); MAX_CHANGES],
+    removed_len: usize,
+}
+
+impl PieceChanges {
+    /// The pieces of `child` not on `parent` (added) and of `parent` not on `child`
+    /// (removed), per (colour, role) bitboard, so captures, castling, en passant and
+    /// promotions need no special case; `None` when there are more than `MAX_CHANGES`.
+    fn between(parent: &Board, child: &Board) -> Option<PieceChanges> {
+        let placeholder = (
+            Piece {
+                color: Color::White,
+                role: Role::Pawn,
+            },
+            Square::A1,
+        );
+        let mut changes = PieceChanges {
+            added: [placeholder; MAX_CHANGES],
+            added_len: 0,
+            removed: [placeholder; MAX_CHANGES],
+            removed_len: 0,
+        };
+        for color in Color::ALL {
+            for role in Role::ALL {
+                let piece = Piece { color, role };
+                let (before, after) = (parent.by_piece(piece), child.by_piece(piece));
+                changes.push_added(piece, after & !before)?;
+                changes.push_removed(piece, before & !after)?;
+            }
+        }
+        Some(changes)
+    }
+
+    fn push_added(&mut self, piece: Piece, squares: Bitboard) -> Option<()> {
+        for square in squares {
+            *self.added.get_mut(self.added_len)? = (piece, square);
+            self.added_len += 1;
+        }
+        Some(())
+    }
+
+    fn push_removed(&mut self, piece: Piece, squares: Bitboard) -> Option<()> {
+        for square in squares {
+            *self.removed.get_mut(self.removed_len)? = (piece, square);
+            self.removed_len += 1;
+        }
+        Some(())
+    }
+}
+
+/// `out = parent + Σ adds - Σ subs`, lane by lane in one pass. Every row is cut to
+/// `out.len()` first so the loop body has no bounds checks and vectorizes.
+#[inline(always)]
+fn add_sub_rows<const ADDS: usize, const SUBS: usize>(
+    out: &mut [i16],
+    parent: &[i16],
+    adds: [&[i16]; ADDS],
+    subs: [&[i16]; SUBS],
+) {
+    let n = out.len();
+    let parent = &parent[..n];
+    let adds = adds.map(|row| &row[..n]);
+    let subs = subs.map(|row| &row[..n]);
+    for i in 0..n {
+        let mut value = parent[i];
+        for row in &adds {
+            value = value.wrapping_add(row[i]);
+        }
+        for row in &subs {
+            value = value.wrapping_sub(row[i]);
+        }
+        out[i] = value;
+    }
+}
+
+fn add_row(values: &mut [i16], row: &[i16]) {
+    for (value, weight) in values.iter_mut().zip(row) {
+        *value = value.wrapping_add(*weight);
+    }
+}
+
+fn sub_row(values: &mut [i16], row: &[i16]) {
+    for (value, weight) in values.iter_mut().zip(row) {
+        *value = value.wrapping_sub(*weight);
+    }
+}
+
+impl Accumulator {
+    /// An accumulator of the right size for `network`, holding zeros (no board yet).
+    pub fn zeroed(network: &Network) -> Accumulator {
+        let zeros = vec![0; network.hidden_size()].into_boxed_slice();
+        Accumulator {
+            values: ByColor {
+                white: zeros.clone(),
+                black: zeros,
+            },
+        }
+    }
+
+    pub fn from_board(network: &Network, board: &Board) -> Accumulator {
+        let mut accumulator = Accumulator::zeroed(network);
+        accumulator.refresh(network, board);
+        accumulator
+    }
+
+    /// The H values of `perspective`.
+    #[inline]
+    pub fn values(&self, perspective: Color) -> &[i16] {
+        &self.values[perspective]
+    }
+
+    /// Recomputes both perspectives from scratch: biases plus the rows of every piece.
+    pub fn refresh(&mut self, network: &Network, board: &Board) {
+        debug_assert_eq!(self.values.white.len(), network.hidden_size());
+        for perspective in Color::ALL {
+            let values = &mut self.values[perspective];
+            values.copy_from_slice(network.feature_biases());
+            for (square, piece) in board {
+                add_row(
+                    values,
+                    network.feature_row(feature_index(perspective, piece, square)),
+                );
+            }
+        }
+    }
+
+    /// Sets `self` to the accumulator of `child`, given `parent`, the accumulator of
+    /// `parent_board`. Any two boards work; boards one move apart (or a null move, which
+    /// changes nothing) take the fast path, others a refresh.
+    pub fn update_from(
+        &mut self,
+        network: &Network,
+        parent: &Accumulator,
+        parent_board: &Board,
+        child_board: &Board,
+    ) {
+        let Some(changes) = PieceChanges::between(parent_board, child_board) else {
+            self.refresh(network, child_board);
+            return;
+        };
+        let added = &changes.added[..changes.added_len];
+        let removed = &changes.removed[..changes.removed_len];
+        for perspective in Color::ALL {
+            let row = |&(piece, square): &(Piece, Square)| {
+                network.feature_row(feature_index(perspective, piece, square))
+            };
+            let (out, parent) = (&mut self.values[perspective], &parent.values[perspective]);
+            match (added, removed) {
+                ([], []) => out.copy_from_slice(parent),
+                // A quiet move or a promotion.
+                ([a], [r]) => add_sub_rows(out, parent, [row(a)], [row(r)]),
+                // A capture, en passant or a capturing promotion.
+                ([a], [r1, r2]) => add_sub_rows(out, parent, [row(a)], [row(r1), row(r2)]),
+                // Castling.
+                ([a1, a2], [r1, r2]) => {
+                    add_sub_rows(out, parent, [row(a1), row(a2)], [row(r1), row(r2)])
+                }
+                _ => {
+                    out.copy_from_slice(parent);
+                    added.iter().for_each(|a| add_row(out, row(a)));
+                    removed.iter().for_each(|r| sub_row(out, row(r)));
+                }
+            }
+        }
+    }
+}
+
+/// One search ply's accumulator and the Zobrist key of the board it describes (`None`
+/// until first filled).
+#[derive(Clone, Debug)]
+struct Entry {
+    key: Option<u64>,
+    accumulator: Accumulator,
+}
+
+/// Accumulators along the search path, one per ply from the root (ply 0).
+///
+/// An entry is trusted for a board when its key equals that board's Zobrist key: a 64-bit
+/// key match between two different boards at the same ply of one search is as unlikely as
+/// the transposition table collisions the search already lives with. So `evaluate` needs
+/// no notice of makes and unmakes: it finds the nearest ply at or below the current one
+/// whose entry matches the position's board there, and brings the entries above it up to
+/// date by incremental updates, board to board. A ply reached again down another branch
+/// fails the key check and is rebuilt from its parent; a null move is an update with no
+/// piece changes; a transposition to the same board at the same ply is reused as it is.
+#[derive(Clone, Debug, Default)]
+pub struct AccumulatorStack {
+    entries: Vec<Entry>,
+    /// The checksum of the network the entries were computed with.
+    network: Option<u64>,
+}
+
+impl AccumulatorStack {
+    pub fn new() -> AccumulatorStack {
+        AccumulatorStack::default()
+    }
+
+    /// Starts a search from `root` (its Zobrist key `root_key`) at ply 0.
+    pub fn reset(&mut self, network: &Network, root: &Board, root_key: u64) {
+        self.use_network(network, 0);
+        let root_entry = &mut self.entries[0];
+        root_entry.accumulator.refresh(network, root);
+        root_entry.key = Some(root_key);
+    }
+
+    /// The evaluation in centipawns, for the side to move, of `position`'s current board,
+    /// which the search reached at `ply` (ply 0 being the board given to `reset`, and each
+    /// ply one make or null move). Correct whatever was evaluated before: at worst it
+    /// refreshes from the oldest board it can see.
+    pub fn evaluate(&mut self, network: &Network, position: &Position, ply: usize) -> i32 {
+        self.bring_up_to_date(network, position, ply);
+        network.output(&self.entries[ply].accumulator, position.turn())
+    }
+
+    /// Makes `entries` hold accumulators of `network`'s size for plies 0..=ply, dropping
+    /// them all when they were computed by another network.
+    fn use_network(&mut self, network: &Network, ply: usize) {
+        if self.network != Some(network.checksum()) {
+            self.entries.clear();
+            self.network = Some(network.checksum());
+        }
+        while self.entries.len() <= ply {
+            self.entries.push(Entry {
+                key: None,
+                accumulator: Accumulator::zeroed(network),
+            });
+        }
+    }
+
+    fn bring_up_to_date(&mut self, network: &Network, position: &Position, ply: usize) {
+        self.use_network(network, ply);
+        // The boards the position holds reach back `deepest_back` plies from the current one.
+        let deepest_back = ply.min(position.ply_count() - 1);
+        let matches = |entry: &Entry, back: usize| {
+            entry.key.is_some() && entry.key == position.board_back(back).map(|(_, key)| key)
+        };
+        let mut base = ply;
+        while !matches(&self.entries[base], ply - base) {
+            if ply - base == deepest_back {
+                let (board, key) = position
+                    .board_back(deepest_back)
+                    .expect("deepest_back is within the position's history");
+                let entry = &mut self.entries[base];
+                entry.accumulator.refresh(network, board.board());
+                entry.key = Some(key);
+                break;
+            }
+            base -= 1;
+        }
+        for child in base + 1..=ply {
+            let (below, above) = self.entries.split_at_mut(child);
+            let (parent_board, _) = position
+                .board_back(ply - child + 1)
+                .expect("the parent is within the position's history");
+            let (child_board, child_key) = position
+                .board_back(ply - child)
+                .expect("the child is within the position's history");
+            let entry = &mut above[0];
+            entry.accumulator.update_from(
+                network,
+                &below[child - 1].accumulator,
+                parent_board.board(),
+                child_board.board(),
+            );
+            entry.key = Some(child_key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nnue::FloatNetwork;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use shakmaty::Chess;
+
+    fn network() -> Network {
+        FloatNetwork::random(32, 21).quantize()
+    }
+
+    #[test]
+    fn update_equals_refresh_along_random_games() {
+        let network = network();
+        let mut rng = StdRng::seed_from_u64(17);
+        for _ in 0..20 {
+            let mut board = Chess::default();
+            let mut accumulator = Accumulator::from_board(&network, board.board());
+            for _ in 0..200 {
+                let moves = board.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let parent = board.clone();
+                board.play_unchecked(moves[rng.random_range(0..moves.len())]);
+                let mut child = Accumulator::zeroed(&network);
+                child.update_from(&network, &accumulator, parent.board(), board.board());
+                assert_eq!(child, Accumulator::from_board(&network, board.board()));
+                accumulator = child;
+            }
+        }
+    }
+
+    #[test]
+    fn distant_boards_fall_back_to_a_refresh() {
+        let network = network();
+        let start = Chess::default();
+        let far: Chess = "4k3/8/8/8/8/8/8/4K2R w K - 0 1"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap();
+        let parent = Accumulator::from_board(&network, start.board());
+        let mut child = Accumulator::zeroed(&network);
+        child.update_from(&network, &parent, start.board(), far.board());
+        assert_eq!(child, Accumulator::from_board(&network, far.board()));
+        let far_accumulator = child.clone();
+        child.update_from(&network, &far_accumulator, far.board(), start.board());
+        assert_eq!(child, parent);
+    }
+
+    #[test]
+    fn stack_follows_makes_unmakes_and_null_moves() {
+        let network = network();
+        let mut position = Position::default();
+        let mut stack = AccumulatorStack::new();
+        stack.reset(&network, position.board().board(), position.key());
+        let check = |stack: &mut AccumulatorStack, position: &Position, ply: usize| {
+            assert_eq!(
+                stack.evaluate(&network, position, ply),
+                network.evaluate_from_scratch(position.board()),
+                "at ply {ply}, {}",
+                position.fen()
+            );
+        };
+        check(&mut stack, &position, 0);
+        for (first, second) in [("e2e4", "d7d5"), ("g1f3", "b8c6"), ("e2e4", "e7e5")] {
+            position.make_move(position.parse_uci_move(first).unwrap());
+            check(&mut stack, &position, 1);
+            assert!(position.make_null_move());
+            check(&mut stack, &position, 2);
+            position.unmake_move();
+            position.make_move(position.parse_uci_move(second).unwrap());
+            // Skips ply 2 on the way: ply 3 is brought up from ply 1 in two updates.
+            position.make_move(position.parse_uci_move("a2a3").unwrap());
+            check(&mut stack, &position, 3);
+            position.unmake_move();
+            position.unmake_move();
+            position.unmake_move();
+        }
+    }
+
+    #[test]
+    fn stack_without_reset_or_after_a_network_change_still_agrees() {
+        let (first, second) = (network(), FloatNetwork::random(48, 22).quantize());
+        let mut position = Position::default();
+        position.play_uci_moves(["d2d4", "g8f6"]).unwrap();
+        let root = position.without_history();
+        let mut position = root.clone();
+        position.make_move(position.parse_uci_move("c2c4").unwrap());
+        let mut stack = AccumulatorStack::new();
+        for network in [&first, &second, &first] {
+            assert_eq!(
+                stack.evaluate(network, &position, 1),
+                network.evaluate_from_scratch(position.board())
+            );
+        }
+    }
+}

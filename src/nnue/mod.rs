@@ -1,0 +1,175 @@
+//! NNUE evaluation: a (768 -> H) x 2 -> 1 network with a squared clipped ReLU, its file
+//! format, a float reference forward pass and the quantized integer forward pass the search
+//! uses, with accumulators kept up to date incrementally along the search path.
+//!
+//! # Architecture
+//!
+//! Each side's view ("perspective" `p`) of the board is 768 binary features, one per
+//! (colour, role, square):
+//!
+//! ```text
+//! index = (colour == p ? 0 : 384) + role * 64 + (p == White ? square : square ^ 56)
+//! ```
+//!
+//! with role 0 = pawn .. 5 = king and square a1 = 0 .. h8 = 63. Black sees the board flipped
+//! top to bottom and, like White, its own pieces first, so a position and its colour-flipped
+//! mirror give the same two accumulators with their perspectives swapped.
+//!
+//! The accumulator of perspective `p` is `feature_bias + Σ feature_weights[f]` over the
+//! active features `f` of `p`: a vector of H numbers. The output, for the side to move `stm`:
+//!
+//! ```text
+//! out = Σ_i screlu(acc[stm][i]) * w_out[i] + Σ_i screlu(acc[!stm][i]) * w_out[H + i] + b_out
+//! screlu(x) = clamp(x, 0, 1)²
+//! ```
+//!
+//! `out` is a logit (win probability ≈ sigmoid(out)); the evaluation is `out * EVAL_SCALE`
+//! centipawns for the side to move.
+//!
+//! # Quantization
+//!
+//! Feature weights and biases are stored as `round(w * QA)` (i16), output weights as
+//! `round(w * QB)` (i16) and the output bias as `round(b * QA * QB)` (i32). The trainer clips
+//! every weight to ±1.98 ([`WEIGHT_CLIP`]), which gives two bounds the integer pass relies on
+//! and the loader checks:
+//!
+//! - |output weight| <= 127, so for an activation `v = clamp(acc, 0, QA)` <= 255 the product
+//!   `v * w` (at most 32,385) fits an i16 lane; it is then multiplied by `v` again and summed
+//!   in i32 (units QA * QA * QB). 256 such terms (at most 8,258,175 each) still fit an i32, so
+//!   the sum is taken in i32 over blocks of 256 and in i64 across blocks.
+//! - |feature weight| <= 505, so an accumulator (bias plus at most 32 rows for a legal
+//!   position) cannot overflow i16 while |bias| <= 32,767 - 32 * 505 = 16,607.
+//!
+//! Then `out_q = sum / QA + b_out_q` (units QA * QB) and the evaluation is
+//! `out_q * EVAL_SCALE / (QA * QB)` centipawns, both divisions truncating toward zero.
+//!
+//! # File format (little-endian)
+//!
+//! ```text
+//! bytes 0..8    magic b"BSLTNNUE"
+//! u32           format version = 1
+//! u32           H (hidden size, a multiple of 16, 16..=2048)
+//! u32           QA (must be 255), u32 QB (must be 64), u32 EVAL_SCALE (must be 400)
+//! i16[768 * H]  feature weights, feature-major: the H weights of feature 0, then feature 1, ...
+//! i16[H]        feature biases
+//! i16[2 * H]    output weights, side-to-move half first
+//! i32           output bias
+//! u64           FNV-1a 64 hash of all preceding bytes (detects truncated/corrupt files)
+//! ```
+//!
+//! docs/training.md describes the same format from the trainer's side.
+//!
+//! # Use in the search
+//!
+//! [`AccumulatorStack`] holds one accumulator per search ply, each tagged with the Zobrist
+//! key of the board it describes. [`AccumulatorStack::reset`] at the start of a search, then
+//! [`AccumulatorStack::evaluate`] wherever the search would call the static evaluation.
+
+mod accumulator;
+mod float;
+mod network;
+
+pub use accumulator::{Accumulator, AccumulatorStack};
+pub use float::FloatNetwork;
+pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC};
+
+use std::sync::{Arc, OnceLock};
+
+use shakmaty::{Color, Piece, Square};
+
+/// The net built into the binary (`nets/README.md` says how it was trained).
+const EMBEDDED_NET: &[u8] = include_bytes!("../../nets/basalt.nnue");
+
+/// The built-in network, decoded once per process.
+pub fn embedded() -> Arc<Network> {
+    static NETWORK: OnceLock<Arc<Network>> = OnceLock::new();
+    NETWORK
+        .get_or_init(|| {
+            Arc::new(Network::from_bytes(EMBEDDED_NET).expect("the embedded net is well formed"))
+        })
+        .clone()
+}
+
+/// Inputs per perspective: 2 colours x 6 roles x 64 squares.
+pub const FEATURES: usize = 768;
+/// Accumulator quantization: feature weights and biases are stored times QA.
+pub const QA: i32 = 255;
+/// Output weight quantization: output weights are stored times QB.
+pub const QB: i32 = 64;
+/// Centipawns per logit of network output.
+pub const EVAL_SCALE: i32 = 400;
+/// The trainer clips every float weight to ±WEIGHT_CLIP; the quantized bounds below follow.
+pub const WEIGHT_CLIP: f32 = 1.98;
+/// round(WEIGHT_CLIP * QB): keeps `v * w` within an i16 for v <= QA (255 * 127 = 32,385).
+pub const MAX_OUTPUT_WEIGHT: i16 = 127;
+/// round(WEIGHT_CLIP * QA).
+pub const MAX_FEATURE_WEIGHT: i16 = 505;
+/// A legal position has at most 32 pieces, so an accumulator stays within an i16 when the
+/// bias leaves room for 32 rows of the largest feature weight.
+pub const MAX_FEATURE_BIAS: i16 = i16::MAX - 32 * MAX_FEATURE_WEIGHT;
+/// Hidden sizes a file may declare (and a multiple of [`HIDDEN_STEP`]).
+pub const MIN_HIDDEN: usize = 16;
+pub const MAX_HIDDEN: usize = 2048;
+pub const HIDDEN_STEP: usize = 16;
+/// Evaluations are clamped to ±EVAL_LIMIT so that no static evaluation, however odd the
+/// network, reaches the search's tablebase-win and mate scores (above 31,000).
+pub const EVAL_LIMIT: i32 = 20_000;
+
+/// The input index of `piece` on `square` as seen from `perspective`.
+#[inline]
+pub fn feature_index(perspective: Color, piece: Piece, square: Square) -> usize {
+    let side = if piece.color == perspective { 0 } else { 384 };
+    let role = usize::from(piece.role) - 1;
+    let square = match perspective {
+        Color::White => square,
+        Color::Black => square.flip_vertical(),
+    };
+    side + role * 64 + usize::from(square)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::Role;
+
+    #[test]
+    fn feature_index_follows_the_contract() {
+        let white_pawn_e2 = (Piece::from_char('P').unwrap(), Square::E2);
+        assert_eq!(
+            feature_index(Color::White, white_pawn_e2.0, white_pawn_e2.1),
+            12
+        );
+        // Black sees the white pawn as an enemy pawn on e7.
+        assert_eq!(
+            feature_index(Color::Black, white_pawn_e2.0, white_pawn_e2.1),
+            384 + 52
+        );
+        let black_king_h8 = Piece {
+            color: Color::Black,
+            role: Role::King,
+        };
+        assert_eq!(
+            feature_index(Color::Black, black_king_h8, Square::H8),
+            5 * 64 + 7
+        );
+        assert_eq!(
+            feature_index(Color::White, black_king_h8, Square::H8),
+            384 + 5 * 64 + 63
+        );
+    }
+
+    #[test]
+    fn embedded_net_loads_and_evaluates_the_start_position_near_equal() {
+        let network = embedded();
+        let score = network.evaluate_from_scratch(&shakmaty::Chess::default());
+        assert!(score.abs() < 100, "start position: {score} cp");
+    }
+
+    #[test]
+    fn quantized_bounds_match_the_clip() {
+        assert_eq!((WEIGHT_CLIP * QB as f32).round() as i16, MAX_OUTPUT_WEIGHT);
+        assert_eq!((WEIGHT_CLIP * QA as f32).round() as i16, MAX_FEATURE_WEIGHT);
+        assert!(i32::from(MAX_OUTPUT_WEIGHT) * QA <= i32::from(i16::MAX));
+        assert!(256 * i64::from(MAX_OUTPUT_WEIGHT) * i64::from(QA * QA) <= i64::from(i32::MAX));
+    }
+}

@@ -1,0 +1,457 @@
+//! The quantized network: loading and writing the file format, and the integer output layer.
+
+use shakmaty::{Chess, Color, Position as _};
+
+use super::{
+    Accumulator, FloatNetwork, EVAL_LIMIT, EVAL_SCALE, FEATURES, HIDDEN_STEP, MAX_FEATURE_BIAS,
+    MAX_FEATURE_WEIGHT, MAX_HIDDEN, MAX_OUTPUT_WEIGHT, MIN_HIDDEN, QA, QB,
+};
+
+/// The first bytes of every network file.
+pub const MAGIC: &[u8; 8] = b"BSLTNNUE";
+pub const FORMAT_VERSION: u32 = 1;
+/// Magic, then five u32: version, H, QA, QB, EVAL_SCALE.
+const HEADER_BYTES: usize = 8 + 5 * 4;
+/// The output bias (i32) and the checksum (u64) after the i16 arrays.
+const TRAILER_BYTES: usize = 4 + 8;
+
+/// Blocks of this many output terms are summed in i32: each term is at most
+/// QA * MAX_OUTPUT_WEIGHT * QA = 8,258,175, and 256 of them stay below i32::MAX.
+const I32_SAFE_TERMS: usize = 256;
+
+/// A quantized network, ready to evaluate. Immutable once built: every constructor checks
+/// the weight bounds the integer forward pass relies on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Network {
+    hidden: usize,
+    /// `FEATURES` rows of `hidden` weights, feature-major.
+    feature_weights: Box<[i16]>,
+    feature_biases: Box<[i16]>,
+    /// The side-to-move half, then the other side's half.
+    output_weights: Box<[i16]>,
+    output_bias: i32,
+    /// FNV-1a hash of the file bytes before the checksum: identifies the weights, so an
+    /// `AccumulatorStack` can tell that it was filled by another network.
+    checksum: u64,
+}
+
+/// FNV-1a, 64-bit: the network file's checksum (the trainer's checkpoints use it too).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The file size of a network with `hidden` neurons.
+fn file_bytes(hidden: usize) -> usize {
+    HEADER_BYTES + 2 * (FEATURES * hidden + hidden + 2 * hidden) + TRAILER_BYTES
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+fn read_i16s(bytes: &[u8]) -> Box<[i16]> {
+    bytes
+        .chunks_exact(2)
+        .map(|pair| i16::from_le_bytes([pair[0], pair[1]]))
+        .collect()
+}
+
+/// The first entry of `values` outside `-limit..=limit`, as (index, value).
+fn first_out_of_range(values: &[i16], limit: i16) -> Option<(usize, i16)> {
+    values
+        .iter()
+        .position(|v| v.unsigned_abs() > limit.unsigned_abs())
+        .map(|i| (i, values[i]))
+}
+
+impl Network {
+    /// Builds a network from its quantized parts, checking sizes and weight bounds.
+    pub(super) fn from_parts(
+        hidden: usize,
+        feature_weights: Box<[i16]>,
+        feature_biases: Box<[i16]>,
+        output_weights: Box<[i16]>,
+        output_bias: i32,
+    ) -> Result<Network, String> {
+        check_hidden(hidden)?;
+        if feature_weights.len() != FEATURES * hidden
+            || feature_biases.len() != hidden
+            || output_weights.len() != 2 * hidden
+        {
+            return Err(format!("array sizes do not match hidden size {hidden}"));
+        }
+        if let Some((i, w)) = first_out_of_range(&feature_weights, MAX_FEATURE_WEIGHT) {
+            return Err(format!(
+                "feature weight {i} (feature {}, neuron {}) is {w}, outside ±{MAX_FEATURE_WEIGHT}: \
+                 weights must be clipped to ±1.98 before quantization so accumulators fit an i16",
+                i / hidden,
+                i % hidden
+            ));
+        }
+        if let Some((i, b)) = first_out_of_range(&feature_biases, MAX_FEATURE_BIAS) {
+            return Err(format!(
+                "feature bias {i} is {b}, outside ±{MAX_FEATURE_BIAS}: with 32 pieces the \
+                 accumulator would overflow an i16"
+            ));
+        }
+        if let Some((i, w)) = first_out_of_range(&output_weights, MAX_OUTPUT_WEIGHT) {
+            return Err(format!(
+                "output weight {i} is {w}, outside ±{MAX_OUTPUT_WEIGHT}: weights must be clipped \
+                 to ±1.98 before quantization so activation * weight fits an i16"
+            ));
+        }
+        let mut network = Network {
+            hidden,
+            feature_weights,
+            feature_biases,
+            output_weights,
+            output_bias,
+            checksum: 0,
+        };
+        let bytes = network.to_bytes();
+        network.checksum = fnv1a64(&bytes[..bytes.len() - 8]);
+        Ok(network)
+    }
+
+    /// Reads a network file (see the module documentation for the format). Never panics:
+    /// every defect of the input is an `Err` saying what is wrong.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Network, String> {
+        if bytes.len() < HEADER_BYTES {
+            return Err(format!(
+                "file is {} bytes, shorter than the {HEADER_BYTES}-byte header",
+                bytes.len()
+            ));
+        }
+        if &bytes[..8] != MAGIC {
+            return Err("not a Basalt network file (bad magic, expected BSLTNNUE)".into());
+        }
+        let version = read_u32(bytes, 8);
+        if version != FORMAT_VERSION {
+            return Err(format!(
+                "format version {version}, but this build reads version {FORMAT_VERSION}"
+            ));
+        }
+        let hidden = read_u32(bytes, 12) as usize;
+        check_hidden(hidden)?;
+        for (name, at, expected) in [
+            ("QA", 16, QA),
+            ("QB", 20, QB),
+            ("EVAL_SCALE", 24, EVAL_SCALE),
+        ] {
+            let found = read_u32(bytes, at);
+            if i64::from(found) != i64::from(expected) {
+                return Err(format!(
+                    "{name} is {found}, but this build needs {expected}"
+                ));
+            }
+        }
+        let expected = file_bytes(hidden);
+        if bytes.len() != expected {
+            return Err(format!(
+                "file is {} bytes, but a network with hidden size {hidden} takes {expected} ({})",
+                bytes.len(),
+                if bytes.len() < expected {
+                    "truncated?"
+                } else {
+                    "trailing bytes"
+                }
+            ));
+        }
+        let (body, stored) = bytes.split_at(expected - 8);
+        let stored = u64::from_le_bytes(stored.try_into().expect("8 bytes remain"));
+        let computed = fnv1a64(body);
+        if stored != computed {
+            return Err(format!(
+                "checksum mismatch (stored {stored:016x}, computed {computed:016x}): the file is \
+                 corrupt"
+            ));
+        }
+
+        let (feature_weights, rest) = body[HEADER_BYTES..].split_at(2 * FEATURES * hidden);
+        let (feature_biases, rest) = rest.split_at(2 * hidden);
+        let (output_weights, output_bias) = rest.split_at(4 * hidden);
+        let output_bias = i32::from_le_bytes(output_bias.try_into().expect("4 bytes remain"));
+        Network::from_parts(
+            hidden,
+            read_i16s(feature_weights),
+            read_i16s(feature_biases),
+            read_i16s(output_weights),
+            output_bias,
+        )
+    }
+
+    /// The file bytes of this network, checksum included.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(file_bytes(self.hidden));
+        bytes.extend_from_slice(MAGIC);
+        for field in [FORMAT_VERSION, self.hidden as u32, QA as u32, QB as u32] {
+            bytes.extend_from_slice(&field.to_le_bytes());
+        }
+        bytes.extend_from_slice(&(EVAL_SCALE as u32).to_le_bytes());
+        for value in self
+            .feature_weights
+            .iter()
+            .chain(self.feature_biases.iter())
+            .chain(self.output_weights.iter())
+        {
+            bytes.extend_from_slice(&value.to_le_bytes());
+        }
+        bytes.extend_from_slice(&self.output_bias.to_le_bytes());
+        let checksum = fnv1a64(&bytes);
+        bytes.extend_from_slice(&checksum.to_le_bytes());
+        bytes
+    }
+
+    /// The number of hidden neurons per perspective (H).
+    pub fn hidden_size(&self) -> usize {
+        self.hidden
+    }
+
+    /// The file checksum: the same weights always give the same value.
+    pub fn checksum(&self) -> u64 {
+        self.checksum
+    }
+
+    /// The H weights feature `index` adds to an accumulator.
+    #[inline]
+    pub(super) fn feature_row(&self, index: usize) -> &[i16] {
+        &self.feature_weights[index * self.hidden..(index + 1) * self.hidden]
+    }
+
+    #[inline]
+    pub(super) fn feature_biases(&self) -> &[i16] {
+        &self.feature_biases
+    }
+
+    /// The evaluation in centipawns for `side_to_move`, from the accumulators of its board.
+    #[inline]
+    pub fn output(&self, accumulator: &Accumulator, side_to_move: Color) -> i32 {
+        let (ours, theirs) = self.output_weights.split_at(self.hidden);
+        let sum = screlu_dot(accumulator.values(side_to_move), ours)
+            + screlu_dot(accumulator.values(!side_to_move), theirs);
+        // sum is in units QA * QA * QB; out in QA * QB.
+        let out = sum / i64::from(QA) + i64::from(self.output_bias);
+        let centipawns = out * i64::from(EVAL_SCALE) / i64::from(QA * QB);
+        centipawns.clamp(-i64::from(EVAL_LIMIT), i64::from(EVAL_LIMIT)) as i32
+    }
+
+    /// The evaluation of `board` for the side to move, with fresh accumulators (for the
+    /// `eval` command and tests; the search keeps its accumulators incrementally).
+    pub fn evaluate_from_scratch(&self, board: &Chess) -> i32 {
+        let accumulator = Accumulator::from_board(self, board.board());
+        self.output(&accumulator, board.turn())
+    }
+
+    /// The float network these integers stand for: every weight divided by its scale.
+    pub fn dequantize(&self) -> FloatNetwork {
+        let by = |scale: i32| move |&w: &i16| f32::from(w) / scale as f32;
+        FloatNetwork {
+            hidden: self.hidden,
+            feature_weights: self.feature_weights.iter().map(by(QA)).collect(),
+            feature_biases: self.feature_biases.iter().map(by(QA)).collect(),
+            output_weights: self.output_weights.iter().map(by(QB)).collect(),
+            output_bias: self.output_bias as f32 / (QA * QB) as f32,
+        }
+    }
+}
+
+fn check_hidden(hidden: usize) -> Result<(), String> {
+    if (MIN_HIDDEN..=MAX_HIDDEN).contains(&hidden) && hidden.is_multiple_of(HIDDEN_STEP) {
+        Ok(())
+    } else {
+        Err(format!(
+            "hidden size {hidden} is not a multiple of {HIDDEN_STEP} in {MIN_HIDDEN}..={MAX_HIDDEN}"
+        ))
+    }
+}
+
+/// Σ screlu(a) * w over one perspective in units QA * QA * QB, with a = clamp(acc, 0, QA):
+/// (a * w) is formed in i16 (|a * w| <= 255 * 127) and multiplied by a again in i32, which
+/// is the shape SIMD multiply-add instructions take (16-bit products, 32-bit sums).
+#[inline]
+fn screlu_dot(accumulator: &[i16], weights: &[i16]) -> i64 {
+    accumulator
+        .chunks(I32_SAFE_TERMS)
+        .zip(weights.chunks(I32_SAFE_TERMS))
+        .map(|(accumulator, weights)| {
+            let block: i32 = accumulator
+                .iter()
+                .zip(weights)
+                .map(|(&a, &w)| {
+                    let a = a.clamp(0, QA as i16);
+                    i32::from(a * w) * i32::from(a)
+                })
+                .sum();
+            i64::from(block)
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_network() -> Network {
+        FloatNetwork::random(16, 7).quantize()
+    }
+
+    /// A copy of `bytes` with its checksum recomputed, so a test reaches the check after it.
+    fn rehashed(mut bytes: Vec<u8>) -> Vec<u8> {
+        let body = bytes.len() - 8;
+        let checksum = fnv1a64(&bytes[..body]);
+        bytes[body..].copy_from_slice(&checksum.to_le_bytes());
+        bytes
+    }
+
+    fn error_of(bytes: &[u8]) -> String {
+        Network::from_bytes(bytes).expect_err("defective file was accepted")
+    }
+
+    #[test]
+    fn fnv1a64_known_values() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn file_round_trip() {
+        for hidden in [16, 32, 256] {
+            let network = FloatNetwork::random(hidden, hidden as u64).quantize();
+            let bytes = network.to_bytes();
+            assert_eq!(bytes.len(), file_bytes(hidden));
+            assert_eq!(&bytes[..8], b"BSLTNNUE");
+            let loaded = Network::from_bytes(&bytes).unwrap();
+            assert_eq!(loaded, network);
+            assert_eq!(loaded.to_bytes(), bytes);
+        }
+    }
+
+    #[test]
+    fn header_layout() {
+        let bytes = small_network().to_bytes();
+        let fields: Vec<u32> = (0..5).map(|i| read_u32(&bytes, 8 + 4 * i)).collect();
+        assert_eq!(fields, [1, 16, 255, 64, 400]);
+    }
+
+    #[test]
+    fn every_truncation_is_rejected() {
+        let bytes = small_network().to_bytes();
+        for len in (0..bytes.len()).step_by(97).chain([bytes.len() - 1]) {
+            let error = error_of(&bytes[..len]);
+            assert!(
+                error.contains("bytes"),
+                "{len} bytes gave '{error}', which does not mention the size"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(error_of(&longer).contains("trailing"));
+    }
+
+    #[test]
+    fn bad_magic_version_and_constants_are_rejected() {
+        let bytes = small_network().to_bytes();
+        let with = |at: usize, patch: &[u8]| {
+            let mut b = bytes.clone();
+            b[at..at + patch.len()].copy_from_slice(patch);
+            rehashed(b)
+        };
+        assert!(error_of(&with(0, b"BSLTNNUF")).contains("magic"));
+        assert!(error_of(&with(8, &2u32.to_le_bytes())).contains("version 2"));
+        assert!(error_of(&with(16, &256u32.to_le_bytes())).contains("QA is 256"));
+        assert!(error_of(&with(20, &128u32.to_le_bytes())).contains("QB is 128"));
+        assert!(error_of(&with(24, &100u32.to_le_bytes())).contains("EVAL_SCALE is 100"));
+        for hidden in [0u32, 8, 24, 4096, u32::MAX] {
+            let error = error_of(&with(12, &hidden.to_le_bytes()));
+            assert!(error.contains("hidden size"), "H = {hidden}: {error}");
+        }
+        // H = 32 is a valid size, but not for a file written with H = 16.
+        assert!(error_of(&with(12, &32u32.to_le_bytes())).contains("truncated"));
+    }
+
+    #[test]
+    fn a_flipped_bit_fails_the_checksum() {
+        let bytes = small_network().to_bytes();
+        for at in [
+            HEADER_BYTES,
+            bytes.len() / 2,
+            bytes.len() - 9,
+            bytes.len() - 1,
+        ] {
+            let mut corrupt = bytes.clone();
+            corrupt[at] ^= 0x10;
+            assert!(error_of(&corrupt).contains("checksum"), "byte {at}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_weights_are_rejected() {
+        let network = small_network();
+        let bytes = network.to_bytes();
+        let hidden = network.hidden_size();
+        let patched = |at: usize, value: i16| {
+            let mut b = bytes.clone();
+            b[at..at + 2].copy_from_slice(&value.to_le_bytes());
+            rehashed(b)
+        };
+        let output_weights = HEADER_BYTES + 2 * (FEATURES * hidden + hidden);
+        assert!(error_of(&patched(output_weights + 6, 128)).contains("output weight 3 is 128"));
+        assert!(error_of(&patched(output_weights, -200)).contains("output weight 0"));
+        // The limits themselves are accepted.
+        assert!(Network::from_bytes(&patched(output_weights, -127)).is_ok());
+        assert!(Network::from_bytes(&patched(HEADER_BYTES, 505)).is_ok());
+        let error = error_of(&patched(HEADER_BYTES + 2 * (hidden + 1), 506));
+        assert!(error.contains("feature 1, neuron 1"), "{error}");
+        let biases = HEADER_BYTES + 2 * FEATURES * hidden;
+        assert!(error_of(&patched(biases, i16::MIN)).contains("feature bias 0"));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        let bytes = small_network().to_bytes();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let len = (state >> 33) as usize % 64;
+            let junk: Vec<u8> = (0..len).map(|i| (state >> (i % 56)) as u8).collect();
+            let _ = Network::from_bytes(&junk);
+            let mut header_only = bytes[..HEADER_BYTES].to_vec();
+            header_only.extend_from_slice(&junk);
+            let _ = Network::from_bytes(&header_only);
+        }
+    }
+
+    #[test]
+    fn checksum_identifies_the_weights() {
+        let a = FloatNetwork::random(16, 1).quantize();
+        let b = FloatNetwork::random(16, 2).quantize();
+        assert_ne!(a.checksum(), b.checksum());
+        assert_eq!(
+            Network::from_bytes(&a.to_bytes()).unwrap().checksum(),
+            a.checksum()
+        );
+    }
+
+    #[test]
+    fn extreme_weights_do_not_overflow() {
+        // Every output weight at the bound and every accumulator saturated: 2H terms of
+        // 255 * 127 * 255 exceed an i32 for H >= 130, so this checks the i64 block sums.
+        let hidden = 256;
+        let network = Network::from_parts(
+            hidden,
+            vec![MAX_FEATURE_WEIGHT; FEATURES * hidden].into(),
+            vec![MAX_FEATURE_BIAS; hidden].into(),
+            vec![MAX_OUTPUT_WEIGHT; 2 * hidden].into(),
+            0,
+        )
+        .unwrap();
+        let sum = 2 * hidden as i64 * i64::from(MAX_OUTPUT_WEIGHT) * i64::from(QA * QA);
+        assert!(sum > i64::from(i32::MAX));
+        assert_eq!(network.evaluate_from_scratch(&Chess::default()), EVAL_LIMIT);
+    }
+}
