@@ -234,6 +234,10 @@ pub struct Searcher {
     history: History,
     correction: CorrectionHistory,
     control: Arc<Control>,
+    /// A helper also stops when the flags the UCI thread flips for the main thread say so:
+    /// after `stop` it then yields the core at once instead of searching on until the main
+    /// thread has unwound and told it to stop.
+    pub stop_with: Option<Arc<Control>>,
     limits: Limits,
     /// When the search started (for `info time` and nps).
     start: Instant,
@@ -289,6 +293,7 @@ impl Searcher {
             history: History::default(),
             correction: CorrectionHistory::default(),
             control,
+            stop_with: None,
             limits: Limits::default(),
             start: Instant::now(),
             clock_start: Instant::now(),
@@ -767,7 +772,12 @@ impl Searcher {
         if self.in_first_iteration {
             return false;
         }
-        if self.control.stop.load(Ordering::Relaxed) {
+        if self.control.stop.load(Ordering::Relaxed)
+            || self
+                .stop_with
+                .as_ref()
+                .is_some_and(|c| c.stop.load(Ordering::Relaxed))
+        {
             self.stopped = true;
             return true;
         }

@@ -109,6 +109,8 @@ enum HelperJob {
         tt: Arc<TranspositionTable>,
         /// This search's stop flag, raised by the main thread when it has decided.
         control: Arc<Control>,
+        /// The main thread's flags, raised by `stop`.
+        uci_control: Arc<Control>,
     },
     ClearHistory,
 }
@@ -154,16 +156,19 @@ impl Helper {
                             network,
                             tt,
                             control,
+                            uci_control,
                         } => {
                             searcher.tablebases = tablebases;
                             searcher.network = network;
                             searcher.tt = tt;
                             searcher.set_control(control);
+                            searcher.stop_with = Some(uci_control);
                             root.clone_from(&position);
                             drop(position);
                             searcher.search(&mut root, limits, &mut |_| {});
                             searcher.tt = idle_table.clone();
                             searcher.tablebases = Tablebases::default();
+                            searcher.stop_with = None;
                         }
                         HelperJob::ClearHistory => searcher.clear(),
                     }
@@ -631,6 +636,7 @@ impl Worker {
                 network: setup.network.clone(),
                 tt: self.tt.clone(),
                 control: self.helper_control.clone(),
+                uci_control: self.control.clone(),
             });
         }
         let output = self.output.clone();
