@@ -138,6 +138,10 @@ enum Tool {
         /// Continue from the checkpoint (same data, --seed and --hidden).
         #[arg(long)]
         resume: bool,
+        /// Start from this net's weights instead of random ones (fresh optimizer state, any
+        /// data); --hidden must match it.
+        #[arg(long, conflicts_with = "resume")]
+        init: Option<PathBuf>,
         /// Accumulator neurons per perspective.
         #[arg(long, default_value_t = 256)]
         hidden: usize,
@@ -305,6 +309,7 @@ fn main() -> ExitCode {
             out,
             checkpoint,
             resume,
+            init,
             hidden,
             epochs,
             batch,
@@ -327,6 +332,7 @@ fn main() -> ExitCode {
                 out,
                 checkpoint,
                 resume,
+                init,
                 hidden: hidden.max(1),
                 epochs,
                 batch_size: batch,

@@ -177,6 +177,9 @@ pub struct Settings {
     pub checkpoint: PathBuf,
     /// Continue from `checkpoint` instead of a fresh network.
     pub resume: bool,
+    /// Start from this net file's weights (with fresh Adam moments) instead of random ones:
+    /// a later session goes on from the committed net with its own new data.
+    pub init: Option<PathBuf>,
     pub hidden: usize,
     /// Total epochs, counting those a resumed checkpoint has done.
     pub epochs: u32,
@@ -265,6 +268,19 @@ pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String>
             Trainer::resume(saved.network, saved.adam, threads),
             saved.epochs_done,
         )
+    } else if let Some(init) = &settings.init {
+        let network = quantize::read(init)?;
+        if network.hidden != settings.hidden {
+            return Err(format!(
+                "{} has {} hidden neurons, not --hidden {}",
+                init.display(),
+                network.hidden,
+                settings.hidden
+            ));
+        }
+        log(&format!("starting from the weights of {}", init.display()));
+        let adam = Adam::new(network.params.len());
+        (Trainer::resume(network, adam, threads), 0)
     } else {
         (Trainer::new(settings.hidden, threads, settings.seed), 0)
     };
@@ -369,6 +385,7 @@ mod tests {
             out: PathBuf::new(),
             checkpoint: PathBuf::new(),
             resume: false,
+            init: None,
             hidden: 16,
             epochs: 10,
             batch_size: 16,
@@ -447,6 +464,7 @@ mod tests {
             out: dir.join(format!("{name}.nnue")),
             checkpoint: dir.join(format!("{name}.ckpt")),
             resume,
+            init: None,
             hidden: 16,
             epochs,
             batch_size: 64,
@@ -473,6 +491,38 @@ mod tests {
             std::fs::read(dir.join("cut.nnue")).unwrap()
         );
         assert!(lines.iter().any(|l| l.starts_with("epoch 3/3")));
+
+        // --init: a run of no epochs from a net writes that net back unchanged, one more
+        // epoch starts from its loss rather than a random net's, and a net of another size
+        // is refused.
+        let init = |name: &str, epochs: u32, hidden: usize| Settings {
+            init: Some(dir.join("whole.nnue")),
+            hidden,
+            ..settings(name, epochs, false)
+        };
+        run(&init("copy", 0, 16), &mut |_| {}).unwrap();
+        assert_eq!(
+            std::fs::read(dir.join("copy.nnue")).unwrap(),
+            std::fs::read(dir.join("whole.nnue")).unwrap()
+        );
+        let first_validation_loss = |s: &Settings| {
+            let mut first = None;
+            run(s, &mut |line| {
+                if line.starts_with("network") && first.is_none() {
+                    first = line.rsplit(' ').next().map(|v| v.parse::<f64>().unwrap());
+                }
+            })
+            .unwrap();
+            first.unwrap()
+        };
+        let from_net = first_validation_loss(&init("more", 1, 16));
+        let from_random = first_validation_loss(&settings("fresh", 1, false));
+        assert!(
+            from_net < from_random,
+            "from the net {from_net}, from random weights {from_random}"
+        );
+        let refused = run(&init("wrong", 1, 32), &mut |_| {}).unwrap_err();
+        assert!(refused.contains("not --hidden 32"), "{refused}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -61,6 +61,30 @@ pub fn quantized_bytes(net: &Network) -> Vec<u8> {
     bytes
 }
 
+/// The float network a quantized net stands for, as the trainer's parameters: the start of
+/// a run that goes on from an existing net (`basalt train --init`) on new data. Quantizing
+/// it again gives the same file.
+pub fn dequantized(net: &crate::nnue::Network) -> Network {
+    let float = net.dequantize();
+    let mut params = Vec::with_capacity(Network::param_count(float.hidden));
+    params.extend_from_slice(&float.feature_weights);
+    params.extend_from_slice(&float.feature_biases);
+    params.extend_from_slice(&float.output_weights);
+    params.push(float.output_bias);
+    Network {
+        hidden: float.hidden,
+        params,
+    }
+}
+
+/// Reads a net file for `--init`.
+pub fn read(path: &Path) -> Result<Network, String> {
+    let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let net = crate::nnue::Network::from_bytes(&bytes)
+        .map_err(|e| format!("{} is not a net: {e}", path.display()))?;
+    Ok(dequantized(&net))
+}
+
 /// Writes the quantized net to `path` through a temporary file and a rename, so that a
 /// reader (or a run killed mid-write) never sees half a net.
 pub fn write(path: &Path, net: &Network) -> io::Result<()> {
@@ -84,6 +108,14 @@ mod tests {
     use crate::train::data::synthetic::random_records;
     use crate::train::data::{decode, Sample};
     use crate::train::Trainer;
+
+    #[test]
+    fn a_dequantized_net_quantizes_to_the_same_file() {
+        let net = crate::nnue::embedded();
+        let float = dequantized(&net);
+        assert_eq!(float.params.len(), Network::param_count(net.hidden_size()));
+        assert_eq!(quantized_bytes(&float), net.to_bytes());
+    }
 
     /// Trains a small net briefly, writes it, reads it back and compares the integer
     /// forward pass with the float one. Against the float net on the quantization grid the
