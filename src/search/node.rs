@@ -384,6 +384,7 @@ pub fn negamax(
 
         let nodes_before = s.nodes;
         pos.make_move(m);
+        s.tt.prefetch(pos.key());
         let gives_check = pos.in_check();
         if prune
             && is_quiet
