@@ -28,6 +28,13 @@ use history::History;
 use params::*;
 pub use stats::Stats;
 
+/// The moves a node has searched so far, by kind.
+#[derive(Default)]
+pub(crate) struct TriedMoves {
+    pub quiets: Vec<Move>,
+    pub captures: Vec<Move>,
+}
+
 /// Switches for the parts of the search that the invariant tests turn off. Everything is on
 /// in play; `SearchConfig::plain()` leaves a bare fixed-depth alpha-beta.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,6 +263,9 @@ pub struct Searcher {
     root_move_nodes: Vec<(Move, u64)>,
     /// The move a singular-extension search leaves out, per ply.
     excluded: [Option<Move>; MAX_PLY + 1],
+    /// Per ply, the quiet moves and captures a node has searched (for the history update
+    /// at a cutoff), kept between nodes so that no node allocates them.
+    tried_lists: Vec<TriedMoves>,
     root_moves: Vec<Move>,
     /// MultiPV: the PV line being searched (0 = best) and the root moves of the lines
     /// already found in this iteration, which the root leaves out.
@@ -305,6 +315,7 @@ impl Searcher {
             pv_len: [0; MAX_PLY + 1],
             eval_stack: [0; MAX_PLY + 1],
             excluded: [None; MAX_PLY + 1],
+            tried_lists: (0..=MAX_PLY).map(|_| TriedMoves::default()).collect(),
             root_move_nodes: Vec::new(),
             root_moves: Vec::new(),
             pv_index: 0,

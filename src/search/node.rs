@@ -281,8 +281,11 @@ pub fn negamax(
     let original_alpha = alpha;
     let mut best_score = -INFINITY;
     let mut best_move: Option<Move> = None;
-    let mut quiets_tried: Vec<Move> = Vec::with_capacity(32);
-    let mut captures_tried: Vec<Move> = Vec::with_capacity(16);
+    // This ply's lists, taken out of the searcher while the node runs (a singular search of
+    // the same ply takes the emptied slot and allocates its own) and put back at the end.
+    let mut tried = std::mem::take(&mut s.tried_lists[ply]);
+    tried.quiets.clear();
+    tried.captures.clear();
     let mut move_count = 0;
     let mut skip_quiets = false;
     loop {
@@ -445,21 +448,22 @@ pub fn negamax(
                     }
                     if is_quiet {
                         s.history
-                            .update_quiet_cutoff(turn, ply, depth, m, &quiets_tried, &ctx);
+                            .update_quiet_cutoff(turn, ply, depth, m, &tried.quiets, &ctx);
                     } else {
                         s.history
-                            .update_capture_cutoff(turn, depth, m, &captures_tried);
+                            .update_capture_cutoff(turn, depth, m, &tried.captures);
                     }
                     break;
                 }
             }
         }
         if is_quiet {
-            quiets_tried.push(m);
+            tried.quiets.push(m);
         } else if m.is_capture() {
-            captures_tried.push(m);
+            tried.captures.push(m);
         }
     }
+    s.tried_lists[ply] = tried;
     if move_count == 0 {
         if excluded.is_some() {
             // The excluded TT move was the only legal move: it is singular by definition.
