@@ -170,10 +170,10 @@ enum Tool {
         /// Threads sharing each batch (and the Adam step).
         #[arg(long, default_value_t = 2)]
         threads: usize,
-        /// Share of the shuffled records held back for validation.
+        /// Share of the records held back for validation, from the end of the data (whole games).
         #[arg(long, default_value_t = 0.02)]
         validation_fraction: f64,
-        /// Fixes the initial weights, the validation split and every epoch's order.
+        /// Fixes the initial weights and every epoch's order (the validation split is the data's tail).
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },

@@ -1,7 +1,7 @@
 //! `basalt train`: fits the NNUE on training records, on the CPU.
 //!
-//! The records are loaded raw into memory, shuffled once by the seed and split (the tail
-//! is the validation set). Each epoch visits the training records in a fresh seeded order,
+//! The records are loaded raw into memory and split: the tail, as written (whole games),
+//! is the validation set, the rest is shuffled once by the seed. Each epoch visits the training records in a fresh seeded order,
 //! in mini-batches; a batch is split between threads, each decoding its records and adding
 //! the gradient of the mean squared error (sigmoid(out) - target)^2 to its own buffer, and
 //! the summed gradient takes one Adam step. The learning rate drops by `lr_gamma` every
@@ -208,23 +208,36 @@ impl Settings {
     }
 }
 
+/// Splits the records into (training, validation). The validation set is the tail of the
+/// data as written, not a random sample: datagen writes whole games, and the positions of
+/// one game are near-copies of each other, so a random split would leave most validation
+/// positions with a sibling in training and measure memory instead of judgement. The
+/// training part is shuffled by `seed`. At least one record stays for training.
+fn split_validation(
+    mut records: Vec<Record>,
+    fraction: f64,
+    seed: u64,
+) -> (Vec<Record>, Vec<Record>) {
+    let validation_len = ((records.len() as f64 * fraction.clamp(0.0, 0.5)).round() as usize)
+        .min(records.len().saturating_sub(1));
+    let validation = records.split_off(records.len() - validation_len);
+    records.shuffle(&mut StdRng::seed_from_u64(seed));
+    (records, validation)
+}
+
 /// Runs the whole training; progress and results go to `log` line by line.
 pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String> {
     let started = Instant::now();
     let loaded = data::load(&settings.data).map_err(|e| format!("cannot read data: {e}"))?;
-    let mut records = loaded.records;
+    let records = loaded.records;
     if records.len() < 2 {
         return Err(format!(
             "{} usable records: too few to train",
             records.len()
         ));
     }
-    records.shuffle(&mut StdRng::seed_from_u64(settings.seed));
-    let validation_len = ((records.len() as f64 * settings.validation_fraction.clamp(0.0, 0.5))
-        .round() as usize)
-        .min(records.len() - 1);
-    let validation = records.split_off(records.len() - validation_len);
-    let mut training = records;
+    let (mut training, validation) =
+        split_validation(records, settings.validation_fraction, settings.seed);
     if settings.mirror {
         let mirrored: Vec<Record> = training.iter().map(data::mirror_files).collect();
         training.extend(mirrored);
@@ -255,7 +268,7 @@ pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String>
         if saved.seed != settings.seed {
             log(&format!(
                 "warning: the checkpoint was trained with --seed {}, this run uses {}: the \
-                 validation split differs from the one it was trained against",
+                 epochs visit the records in other orders than an uninterrupted run",
                 saved.seed, settings.seed
             ));
         }
@@ -450,6 +463,22 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max);
         assert!(largest > 0.0 && largest_difference < 1e-5 * largest);
+    }
+
+    #[test]
+    fn validation_is_the_tail_of_the_data_as_written() {
+        let records = random_records(1000, 9);
+        let (training, validation) = split_validation(records.clone(), 0.1, 3);
+        assert_eq!(validation, records[900..]);
+        assert_eq!(training.len(), 900);
+        assert_ne!(training, records[..900], "training records are shuffled");
+        let mut sorted = training.clone();
+        sorted.sort();
+        let mut expected = records[..900].to_vec();
+        expected.sort();
+        assert_eq!(sorted, expected);
+        let (training, validation) = split_validation(records[..1].to_vec(), 0.5, 3);
+        assert_eq!((training.len(), validation.len()), (1, 0));
     }
 
     /// A run cut after two epochs and resumed ends where an uninterrupted run ends.
