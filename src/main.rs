@@ -170,10 +170,10 @@ enum Tool {
         /// Threads sharing each batch (and the Adam step).
         #[arg(long, default_value_t = 2)]
         threads: usize,
-        /// Share of the records held back for validation, from the end of the data (whole games).
+        /// Share of the records held back for validation: the data's tail (whole games).
         #[arg(long, default_value_t = 0.02)]
         validation_fraction: f64,
-        /// Fixes the initial weights and every epoch's order (the validation split is the data's tail).
+        /// Fixes the initial weights and every epoch's order.
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
