@@ -4,10 +4,10 @@
 //! is the validation set, the rest is shuffled once by the seed. Each epoch visits the
 //! training records in a fresh seeded order, in mini-batches; a batch is split between
 //! threads, each decoding its records and adding the gradient of the mean squared error
-//! (sigmoid(out) - target)^2 to its own buffer, and the summed gradient takes one Adam step. The learning rate drops by `lr_gamma` every
-//! `lr_drop_every` epochs. After every epoch the float state goes to the checkpoint and the
-//! quantized net to its file, so an interrupted run leaves both a usable net and a way to
-//! go on.
+//! (sigmoid(out) - target)^2 to its own buffer, and the summed gradient takes one Adam
+//! step. The learning rate drops by `lr_gamma` every `lr_drop_every` epochs. After every
+//! epoch the float state goes to the checkpoint and the quantized net to its file, so an
+//! interrupted run leaves both a usable net and a way to go on.
 
 pub mod checkpoint;
 pub mod data;
