@@ -26,7 +26,7 @@ fn datagen(out: &Path, games: u64, threads: usize) {
         .args(["--games", &games.to_string()])
         .args(["--threads", &threads.to_string()])
         .args(["--nodes", "800", "--seed", "7", "--book"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/books/8moves_v3.epd"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/eval_book_8moves_v3.epd"))
         .output()
         .expect("datagen runs");
     assert!(
