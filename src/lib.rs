@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod datagen;
 pub mod eval;
+pub mod movegen;
 pub mod movepick;
 pub mod nnue;
 pub mod perft;

@@ -6,6 +6,7 @@
 
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
+use crate::movegen;
 use crate::search::history::{Context, History};
 use crate::search::params::*;
 use crate::see::see_at_least;
@@ -109,24 +110,16 @@ impl MovePicker {
     }
 
     /// Quiescence moves of a quiet position: captures, then quiet queen promotions
-    /// (under-promotions almost never change the score), from one legal generation and
-    /// built in place (a move list is a few kilobytes; copies show in profiles).
+    /// (under-promotions almost never change the score), generated without the quiet moves
+    /// and built in place (a move list is a few kilobytes; copies show in profiles).
     #[inline]
     pub fn qsearch_tactical(board: &Chess) -> MovePicker {
-        let all = board.legal_moves();
         let mut picker = MovePicker {
             moves: MoveList::new(),
             scores: [0; 256],
             next: 0,
         };
-        picker
-            .moves
-            .extend(all.iter().copied().filter(|m| m.is_capture()));
-        picker.moves.extend(
-            all.iter()
-                .copied()
-                .filter(|m| !m.is_capture() && m.promotion() == Some(Role::Queen)),
-        );
+        movegen::tactical_moves(board, &mut picker.moves);
         picker.score_tactical();
         picker
     }
@@ -214,7 +207,10 @@ pub struct StagedPicker {
     next_capture: usize,
     bad_count: usize,
     next_bad: usize,
+    /// The legal non-captures: generated with the captures when in check (one evasion
+    /// generation serves both), otherwise only once the quiet stage is reached.
     quiets: MoveList,
+    quiets_generated: bool,
     next_quiet: usize,
     /// Scores of the capture stage, then of the quiet stage (never needed at once).
     scores: [i32; 256],
@@ -241,6 +237,7 @@ impl StagedPicker {
             bad_count: 0,
             next_bad: 0,
             quiets: MoveList::new(),
+            quiets_generated: false,
             next_quiet: 0,
             scores: [0; 256],
             skip_quiets: false,
@@ -261,17 +258,18 @@ impl StagedPicker {
     }
 
     /// A killer or counter-move is only tried if it is a legal quiet move here.
-    fn usable_quiet(&self, m: Option<Move>) -> Option<Move> {
+    fn usable_quiet(&self, board: &Chess, m: Option<Move>) -> Option<Move> {
         let m = m?;
-        // Legal quiet moves are exactly the generated non-captures: no second generation.
-        if self.skip_quiets
-            || m.is_capture()
-            || Some(m) == self.tt_move
-            || !self.quiets.contains(&m)
-        {
+        if self.skip_quiets || m.is_capture() || Some(m) == self.tt_move {
             return None;
         }
-        Some(m)
+        // A legal move equal to `m` is a quiet one: its capture field matches too.
+        let legal = if self.quiets_generated {
+            self.quiets.contains(&m)
+        } else {
+            board.is_legal(m)
+        };
+        legal.then_some(m)
     }
 
     pub fn next_move(&mut self, board: &Chess, history: &History, ctx: &Context) -> Option<Move> {
@@ -284,15 +282,18 @@ impl StagedPicker {
                     }
                 }
                 Stage::GenerateCaptures => {
-                    // One legal generation serves every later stage: captures now, the
-                    // non-captures kept (unscored) for the killer checks and the quiets.
-                    let all = board.legal_moves();
-                    for &m in all.iter() {
-                        if m.is_capture() {
-                            self.captures.push(m);
-                        } else {
-                            self.quiets.push(m);
+                    if board.is_check() {
+                        // One evasion generation serves the captures and the quiets.
+                        for &m in board.legal_moves().iter() {
+                            if m.is_capture() {
+                                self.captures.push(m);
+                            } else {
+                                self.quiets.push(m);
+                            }
                         }
+                        self.quiets_generated = true;
+                    } else {
+                        movegen::captures(board, &mut self.captures);
                     }
                     let turn = board.turn();
                     for (i, &m) in self.captures.iter().enumerate() {
@@ -320,14 +321,14 @@ impl StagedPicker {
                 }
                 Stage::Killer1 => {
                     self.stage = Stage::Killer2;
-                    if let Some(m) = self.usable_quiet(self.killers[0]) {
+                    if let Some(m) = self.usable_quiet(board, self.killers[0]) {
                         return Some(m);
                     }
                 }
                 Stage::Killer2 => {
                     self.stage = Stage::CounterMove;
                     if self.killers[1] != self.killers[0] {
-                        if let Some(m) = self.usable_quiet(self.killers[1]) {
+                        if let Some(m) = self.usable_quiet(board, self.killers[1]) {
                             return Some(m);
                         }
                     }
@@ -335,7 +336,7 @@ impl StagedPicker {
                 Stage::CounterMove => {
                     self.stage = Stage::GenerateQuiets;
                     if self.counter != self.killers[0] && self.counter != self.killers[1] {
-                        if let Some(m) = self.usable_quiet(self.counter) {
+                        if let Some(m) = self.usable_quiet(board, self.counter) {
                             return Some(m);
                         }
                     }
@@ -343,6 +344,10 @@ impl StagedPicker {
                 Stage::GenerateQuiets => {
                     self.stage = Stage::Quiets;
                     if !self.skip_quiets {
+                        if !self.quiets_generated {
+                            movegen::quiets(board, &mut self.quiets);
+                            self.quiets_generated = true;
+                        }
                         self.score_quiets(board, history, ctx);
                     }
                 }

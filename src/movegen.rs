@@ -1,0 +1,294 @@
+//! Legal generation of move subsets, which shakmaty does not offer (its `capture_moves`
+//! filters the full legal list): captures alone for quiescence search and the capture
+//! stage of the staged picker, the quiet moves later and only if no capture or killer
+//! cut the node off first. Positions in check are left to shakmaty's evasion generator.
+//!
+//! Each list comes out in the order shakmaty's `legal_moves` gives those moves, so the
+//! search picks the same move among equally scored ones and its node counts do not change.
+
+use shakmaty::{
+    attacks, Bitboard, CastlingSide, Chess, Color, File, Move, MoveList, Position, Role, Square,
+};
+
+const PROMOTIONS: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
+
+/// What legality needs to know of a position not in check: a move is legal unless it moves
+/// a pinned piece off its pin line or the king onto an attacked square.
+struct Legality<'a> {
+    board: &'a Chess,
+    us: Color,
+    king: Square,
+    pinned: Bitboard,
+}
+
+impl Legality<'_> {
+    fn new(board: &Chess) -> Legality<'_> {
+        debug_assert!(!board.is_check());
+        let us = board.turn();
+        let king = board
+            .board()
+            .king_of(us)
+            .expect("standard chess has a king of each colour");
+        Legality {
+            board,
+            us,
+            king,
+            pinned: pinned_pieces(board, king),
+        }
+    }
+
+    #[inline]
+    fn allows(&self, from: Square, to: Square) -> bool {
+        !self.pinned.contains(from) || attacks::aligned(from, to, self.king)
+    }
+
+    /// Legal non-pawn, non-king moves onto `targets`, by role then square, as shakmaty.
+    fn piece_moves(&self, targets: Bitboard, moves: &mut MoveList) {
+        let position = self.board.board();
+        for role in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen] {
+            for from in self.board.our(role) {
+                let piece_targets = attacks::attacks(from, role.of(self.us), position.occupied());
+                for to in piece_targets & targets {
+                    if self.allows(from, to) {
+                        moves.push(normal(role, from, to, position.role_at(to), None));
+                    }
+                }
+            }
+        }
+    }
+
+    /// King moves onto `targets` that do not step into an attack. Not being in check, the
+    /// king cannot uncover an attack on its new square by leaving the old one.
+    fn king_moves(&self, targets: Bitboard, moves: &mut MoveList) {
+        let position = self.board.board();
+        for to in attacks::king_attacks(self.king) & targets {
+            if position
+                .attacks_to(to, !self.us, position.occupied())
+                .is_empty()
+            {
+                moves.push(normal(
+                    Role::King,
+                    self.king,
+                    to,
+                    position.role_at(to),
+                    None,
+                ));
+            }
+        }
+    }
+
+    /// Pawn moves by `offset` landing on `targets` (ordinary moves, then promotions, as
+    /// shakmaty lists them), all four promotion pieces or only the queen.
+    fn pawn_moves(
+        &self,
+        offset: i32,
+        targets: Bitboard,
+        promotions: &[Role],
+        moves: &mut MoveList,
+    ) {
+        let position = self.board.board();
+        let landing = (targets & !Bitboard::BACKRANKS)
+            .into_iter()
+            .chain(targets & Bitboard::BACKRANKS);
+        for to in landing {
+            let from = Square::new((i32::from(to) - offset) as u32);
+            if !self.allows(from, to) {
+                continue;
+            }
+            let capture = position.role_at(to);
+            if Bitboard::BACKRANKS.contains(to) {
+                for &promotion in promotions {
+                    moves.push(normal(Role::Pawn, from, to, capture, Some(promotion)));
+                }
+            } else {
+                moves.push(normal(Role::Pawn, from, to, capture, None));
+            }
+        }
+    }
+
+    /// Pawn captures toward the a-file, then toward the h-file, as shakmaty orders them.
+    fn pawn_captures(&self, moves: &mut MoveList) {
+        let pawns = self.board.our(Role::Pawn);
+        let them = self.board.them();
+        let (west, east) = self.us.fold_wb((7, 9), (-9, -7));
+        for (offset, edge) in [(west, File::A), (east, File::H)] {
+            let targets = (pawns & !Bitboard::from(edge)).shift(offset) & them;
+            self.pawn_moves(offset, targets, &PROMOTIONS, moves);
+        }
+    }
+
+    fn single_push_offset(&self) -> i32 {
+        self.us.fold_wb(8, -8)
+    }
+}
+
+/// The legal captures of `board` (not in check), every promotion piece for a capturing
+/// promotion, appended to `moves` in shakmaty's order.
+pub fn captures(board: &Chess, moves: &mut MoveList) {
+    let legality = Legality::new(board);
+    if board.maybe_ep_square().is_some() {
+        moves.extend(board.en_passant_moves());
+    }
+    legality.pawn_captures(moves);
+    legality.piece_moves(board.them(), moves);
+    legality.king_moves(board.them(), moves);
+}
+
+/// Quiescence moves of `board` (not in check): its captures, then its quiet queen
+/// promotions (under-promotions almost never change a score).
+pub fn tactical_moves(board: &Chess, moves: &mut MoveList) {
+    captures(board, moves);
+    let legality = Legality::new(board);
+    let push = legality.single_push_offset();
+    let targets =
+        board.our(Role::Pawn).shift(push) & !board.board().occupied() & Bitboard::BACKRANKS;
+    legality.pawn_moves(push, targets, &[Role::Queen], moves);
+}
+
+/// The legal non-captures of `board` (not in check), promotions and castling included,
+/// appended to `moves` in shakmaty's order.
+pub fn quiets(board: &Chess, moves: &mut MoveList) {
+    let legality = Legality::new(board);
+    let empty = !board.board().occupied();
+    let push = legality.single_push_offset();
+    let single = board.our(Role::Pawn).shift(push) & empty;
+    legality.pawn_moves(push, single, &PROMOTIONS, moves);
+    let double = single.shift(push)
+        & empty
+        & board.turn().fold_wb(
+            Bitboard::from_rank(shakmaty::Rank::Fourth),
+            Bitboard::from_rank(shakmaty::Rank::Fifth),
+        );
+    legality.pawn_moves(2 * push, double, &PROMOTIONS, moves);
+    legality.piece_moves(empty, moves);
+    legality.king_moves(empty, moves);
+    for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
+        moves.extend(board.castling_moves(side));
+    }
+}
+
+fn normal(
+    role: Role,
+    from: Square,
+    to: Square,
+    capture: Option<Role>,
+    promotion: Option<Role>,
+) -> Move {
+    Move::Normal {
+        role,
+        from,
+        capture,
+        to,
+        promotion,
+    }
+}
+
+/// Pieces of the side to move that alone stand between their king and an enemy slider:
+/// such a piece may only move along that line.
+fn pinned_pieces(board: &Chess, king: Square) -> Bitboard {
+    let position = board.board();
+    let snipers = (attacks::rook_attacks(king, Bitboard::EMPTY) & position.rooks_and_queens())
+        | (attacks::bishop_attacks(king, Bitboard::EMPTY) & position.bishops_and_queens());
+    let mut pinned = Bitboard::EMPTY;
+    for sniper in snipers & board.them() {
+        let between = attacks::between(king, sniper) & position.occupied();
+        if !between.more_than_one() {
+            pinned |= between;
+        }
+    }
+    pinned & board.us()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::BENCH_FENS;
+    use crate::position::Position as EnginePosition;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// Each generator against shakmaty's legal list, filtered, in its order.
+    fn check(board: &Chess) {
+        let all = board.legal_moves();
+        let legal_captures: Vec<Move> = all.iter().copied().filter(|m| m.is_capture()).collect();
+        let legal_quiets: Vec<Move> = all.iter().copied().filter(|m| !m.is_capture()).collect();
+        let queen_pushes = legal_quiets
+            .iter()
+            .copied()
+            .filter(|m| m.promotion() == Some(Role::Queen));
+        let legal_tactical: Vec<Move> =
+            legal_captures.iter().copied().chain(queen_pushes).collect();
+        let fen = shakmaty::fen::Fen::from_position(board, shakmaty::EnPassantMode::Legal);
+        for (generator, expected) in [
+            (captures as fn(&Chess, &mut MoveList), legal_captures),
+            (quiets, legal_quiets),
+            (tactical_moves, legal_tactical),
+        ] {
+            let mut moves = MoveList::new();
+            generator(board, &mut moves);
+            assert_eq!(moves.to_vec(), expected, "{fen}");
+        }
+    }
+
+    /// Random games from every bench position, checking every position not in check:
+    /// pins, en passant (legal and illegal), promotions and king captures all come up.
+    #[test]
+    fn tactical_moves_equal_the_filtered_legal_list_in_order() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let mut checked = 0;
+        for fen in BENCH_FENS {
+            for _ in 0..20 {
+                let mut board = EnginePosition::from_fen(fen, false)
+                    .unwrap()
+                    .board()
+                    .clone();
+                for _ in 0..80 {
+                    if !board.is_check() {
+                        check(&board);
+                        checked += 1;
+                    }
+                    let moves = board.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    // Prefer captures and promotions half the time, to reach endgames.
+                    let tactical: Vec<Move> = moves
+                        .iter()
+                        .copied()
+                        .filter(|m| m.is_capture() || m.is_promotion())
+                        .collect();
+                    let m = if !tactical.is_empty() && rng.random_bool(0.5) {
+                        tactical[rng.random_range(0..tactical.len())]
+                    } else {
+                        moves[rng.random_range(0..moves.len())]
+                    };
+                    board.play_unchecked(m);
+                }
+            }
+        }
+        assert!(checked > 50_000, "only {checked} positions checked");
+    }
+
+    #[test]
+    fn pins_en_passant_and_promotions() {
+        for fen in [
+            // The e5 pawn is pinned on the rank: en passant would expose the king.
+            "8/8/8/K2pP2q/8/8/8/7k w - d6 0 2",
+            // The pinned knight has no captures; the pinned bishop captures along its pin only.
+            "4r2k/8/3p1p2/b7/4N3/2B5/8/4K3 w - - 0 1",
+            // Capturing promotions on both sides, a blocked push, castling through attack.
+            "r1n1k3/1P6/8/8/8/8/6p1/4K2R b K - 0 1",
+            "1n2k3/P1P5/8/8/8/8/8/4K3 w - - 0 1",
+            "r3k2r/8/b7/8/8/8/8/R3K2R w KQkq - 0 1",
+            // A pinned pawn may push along its file only, the double step included.
+            "4k3/4r3/8/8/8/8/4P3/4K3 w - - 0 1",
+        ] {
+            let board = EnginePosition::from_fen(fen, false)
+                .unwrap()
+                .board()
+                .clone();
+            assert!(!board.is_check(), "{fen}");
+            check(&board);
+        }
+    }
+}
