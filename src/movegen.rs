@@ -167,6 +167,66 @@ pub fn quiets(board: &Chess, moves: &mut MoveList) {
     }
 }
 
+/// Whether `m` is a legal move of `board`, as `board.is_legal(m)` decides but without
+/// generating candidate lists: the search asks it of every TT move, killer and
+/// counter-move, most of them quiet moves of positions not in check. Moves of positions
+/// in check, en passant and castling go to shakmaty.
+pub fn is_legal(board: &Chess, m: Move) -> bool {
+    let Move::Normal {
+        role,
+        from,
+        capture,
+        to,
+        promotion,
+    } = m
+    else {
+        return board.is_legal(m);
+    };
+    if board.is_check() {
+        return board.is_legal(m);
+    }
+    let us = board.turn();
+    let position = board.board();
+    if position.piece_at(from) != Some(role.of(us))
+        || board.us().contains(to)
+        || position.role_at(to) != capture
+        || capture == Some(Role::King)
+    {
+        return false;
+    }
+    let last_rank = role == Role::Pawn && Bitboard::BACKRANKS.contains(to);
+    let promotion_ok = match promotion {
+        None => !last_rank,
+        Some(piece) => last_rank && !matches!(piece, Role::Pawn | Role::King),
+    };
+    if !promotion_ok {
+        return false;
+    }
+    let occupied = position.occupied();
+    let reachable = match role {
+        Role::Pawn => {
+            let push = us.fold_wb(8, -8);
+            if capture.is_some() {
+                attacks::pawn_attacks(us, from).contains(to)
+            } else if i32::from(to) - i32::from(from) == push {
+                true
+            } else {
+                let start = us.fold_wb(shakmaty::Rank::Second, shakmaty::Rank::Seventh);
+                let middle = Square::new((i32::from(from) + push) as u32);
+                from.rank() == start
+                    && i32::from(to) - i32::from(from) == 2 * push
+                    && !occupied.contains(middle)
+            }
+        }
+        Role::King => {
+            return attacks::king_attacks(from).contains(to)
+                && position.attacks_to(to, !us, occupied).is_empty();
+        }
+        _ => attacks::attacks(from, role.of(us), occupied).contains(to),
+    };
+    reachable && Legality::new(board).allows(from, to)
+}
+
 fn normal(
     role: Role,
     from: Square,
@@ -269,6 +329,58 @@ mod tests {
         assert!(checked > 50_000, "only {checked} positions checked");
     }
 
+    /// `is_legal` agrees with shakmaty's on every move of nearby positions (many of them
+    /// legal here, many not) and on mangled ones: wrong piece, capture field or promotion.
+    #[test]
+    fn is_legal_agrees_with_shakmaty() {
+        let mut rng = StdRng::seed_from_u64(8);
+        let mut checked = 0;
+        for fen in BENCH_FENS {
+            let mut board = EnginePosition::from_fen(fen, false)
+                .unwrap()
+                .board()
+                .clone();
+            let mut earlier: Vec<Move> = Vec::new();
+            for _ in 0..60 {
+                let moves = board.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let mut candidates: Vec<Move> = moves.iter().copied().collect();
+                candidates.extend(earlier.iter().copied());
+                for &m in moves.iter() {
+                    if let Move::Normal {
+                        role,
+                        from,
+                        capture,
+                        to,
+                        promotion,
+                    } = m
+                    {
+                        let other_role = Role::ALL[rng.random_range(0..6)];
+                        candidates.push(normal(other_role, from, to, capture, promotion));
+                        candidates.push(normal(role, from, to, None, promotion));
+                        candidates.push(normal(role, from, to, Some(Role::Knight), promotion));
+                        candidates.push(normal(role, from, to, capture, Some(Role::Queen)));
+                        candidates.push(normal(role, to, from, None, None));
+                    }
+                }
+                for &m in &candidates {
+                    assert_eq!(
+                        is_legal(&board, m),
+                        board.is_legal(m),
+                        "{m:?} in {}",
+                        shakmaty::fen::Fen::from_position(&board, shakmaty::EnPassantMode::Legal)
+                    );
+                    checked += 1;
+                }
+                earlier = moves.iter().copied().collect();
+                board.play_unchecked(moves[rng.random_range(0..moves.len())]);
+            }
+        }
+        assert!(checked > 100_000, "only {checked} moves checked");
+    }
+
     #[test]
     fn pins_en_passant_and_promotions() {
         for fen in [
@@ -289,6 +401,9 @@ mod tests {
                 .clone();
             assert!(!board.is_check(), "{fen}");
             check(&board);
+            for m in board.legal_moves() {
+                assert!(is_legal(&board, m), "{m:?} in {fen}");
+            }
         }
     }
 }

@@ -226,7 +226,7 @@ impl StagedPicker {
         counter: Option<Move>,
         use_see: bool,
     ) -> StagedPicker {
-        let tt_move = unpack_move(board, tt_move).filter(|&m| board.is_legal(m));
+        let tt_move = unpack_move(board, tt_move).filter(|&m| movegen::is_legal(board, m));
         StagedPicker {
             stage: Stage::TtMove,
             tt_move,
@@ -267,7 +267,7 @@ impl StagedPicker {
         let legal = if self.quiets_generated {
             self.quiets.contains(&m)
         } else {
-            board.is_legal(m)
+            movegen::is_legal(board, m)
         };
         legal.then_some(m)
     }
