@@ -117,6 +117,15 @@ impl Legality<'_> {
         }
     }
 
+    fn captures(&self, moves: &mut MoveList) {
+        if self.board.maybe_ep_square().is_some() {
+            moves.extend(self.board.en_passant_moves());
+        }
+        self.pawn_captures(moves);
+        self.piece_moves(self.board.them(), moves);
+        self.king_moves(self.board.them(), moves);
+    }
+
     fn single_push_offset(&self) -> i32 {
         self.us.fold_wb(8, -8)
     }
@@ -125,20 +134,14 @@ impl Legality<'_> {
 /// The legal captures of `board` (not in check), every promotion piece for a capturing
 /// promotion, appended to `moves` in shakmaty's order.
 pub fn captures(board: &Chess, moves: &mut MoveList) {
-    let legality = Legality::new(board);
-    if board.maybe_ep_square().is_some() {
-        moves.extend(board.en_passant_moves());
-    }
-    legality.pawn_captures(moves);
-    legality.piece_moves(board.them(), moves);
-    legality.king_moves(board.them(), moves);
+    Legality::new(board).captures(moves);
 }
 
 /// Quiescence moves of `board` (not in check): its captures, then its quiet queen
 /// promotions (under-promotions almost never change a score).
 pub fn tactical_moves(board: &Chess, moves: &mut MoveList) {
-    captures(board, moves);
     let legality = Legality::new(board);
+    legality.captures(moves);
     let push = legality.single_push_offset();
     let targets =
         board.our(Role::Pawn).shift(push) & !board.board().occupied() & Bitboard::BACKRANKS;
