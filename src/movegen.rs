@@ -127,7 +127,7 @@ impl Legality<'_> {
     }
 
     fn single_push_offset(&self) -> i32 {
-        self.us.fold_wb(8, -8)
+        push_offset(self.us)
     }
 }
 
@@ -208,7 +208,7 @@ pub fn is_legal(board: &Chess, m: Move) -> bool {
     let occupied = position.occupied();
     let reachable = match role {
         Role::Pawn => {
-            let push = us.fold_wb(8, -8);
+            let push = push_offset(us);
             if capture.is_some() {
                 attacks::pawn_attacks(us, from).contains(to)
             } else if i32::from(to) - i32::from(from) == push {
@@ -228,6 +228,11 @@ pub fn is_legal(board: &Chess, m: Move) -> bool {
         _ => attacks::attacks(from, role.of(us), occupied).contains(to),
     };
     reachable && Legality::new(board).allows(from, to)
+}
+
+/// Square-index step of a single pawn push for `us`.
+fn push_offset(us: Color) -> i32 {
+    us.fold_wb(8, -8)
 }
 
 fn normal(

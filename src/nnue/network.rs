@@ -296,11 +296,11 @@ fn screlu_dot_scalar(accumulator: &[i16], weights: &[i16]) -> i64 {
         .sum()
 }
 
-/// `screlu_dot` with SSE2 intrinsics (SSE2 is in every x86-64 CPU: no run-time check): eight terms a
-/// step, the i16 product a * w (`pmullw`) times a again with the 16-bit multiply-add
-/// (`pmaddwd`: two i16 x i16 products summed into each i32 lane). The compiler does not
-/// find `pmaddwd` in the scalar form (knowing a >= 0, it widens a unsigned) and emits
-/// 4-lane code at about 3 instructions a term. Each i32 lane takes 2 terms a step, so
+/// `screlu_dot` with SSE2 intrinsics (SSE2 is in every x86-64 CPU: no run-time check):
+/// eight terms a step, the i16 product a * w (`pmullw`) times a again with the 16-bit
+/// multiply-add (`pmaddwd`: two i16 x i16 products summed into each i32 lane). The
+/// compiler does not find `pmaddwd` in the scalar form (knowing a >= 0, it widens a
+/// unsigned) and emits 4-lane code at about 3 instructions a term. Each i32 lane takes 2 terms a step, so
 /// over a block of `I32_SAFE_TERMS` / 8 steps it sums at most `I32_SAFE_TERMS` / 4
 /// terms: within the bound that makes blocks of `I32_SAFE_TERMS` safe.
 #[cfg(target_arch = "x86_64")]
