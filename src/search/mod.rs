@@ -71,6 +71,9 @@ pub struct SearchConfig {
     pub history_pruning: bool,
     /// Shift the static eval by the pawn- and material-keyed correction history.
     pub correction_history: bool,
+    /// A good capture that beats beta by a margin in a shallower search cuts the node.
+    /// Off until it passes an SPRT (docs/strength.md).
+    pub probcut: bool,
     /// Time management II: scale the soft limit by best-move stability, the best move's
     /// share of root nodes and score drops.
     pub dynamic_time: bool,
@@ -98,6 +101,7 @@ impl Default for SearchConfig {
             cut_node_reductions: false,
             history_pruning: false,
             correction_history: true,
+            probcut: false,
             dynamic_time: true,
         }
     }
@@ -121,6 +125,7 @@ impl SearchConfig {
             cut_node_reductions: false,
             history_pruning: false,
             correction_history: false,
+            probcut: false,
             dynamic_time: false,
             ..SearchConfig::default()
         }
@@ -150,6 +155,7 @@ impl SearchConfig {
             cut_node_reductions: false,
             history_pruning: false,
             correction_history: false,
+            probcut: false,
             dynamic_time: false,
         }
     }

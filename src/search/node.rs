@@ -241,6 +241,33 @@ pub fn negamax(
         }
     }
 
+    // Step 6b. Probcut: a capture that wins enough material to stay well above beta in a
+    // shallower search almost surely refutes the opponent's last move.
+    if s.config.probcut
+        && excluded.is_none()
+        && !is_pv_node
+        && !in_check
+        && depth >= PROBCUT_MIN_DEPTH
+        && beta.abs() < TB_WIN_BOUND
+    {
+        let probcut_beta = beta + PROBCUT_MARGIN;
+        // A table entry from nearly this depth that already failed below the bar says the
+        // captures will not reach it either.
+        let refuted = tt_entry.is_some_and(|e| {
+            i32::from(e.depth) > depth - PROBCUT_REDUCTION
+                && score_from_tt(e.score, ply) < probcut_beta
+        });
+        if !refuted {
+            let search = (depth, ply, probcut_beta, static_eval, cut_node);
+            if let Some(score) = probcut(s, pos, search, raw_eval) {
+                return score;
+            }
+            if s.stopped {
+                return 0;
+            }
+        }
+    }
+
     // Step 7. Moves, in stages (the root orders its own list, which `searchmoves` may
     // restrict).
     let turn = pos.turn();
@@ -506,6 +533,53 @@ pub fn negamax(
         );
     }
     best_score
+}
+
+/// Probcut's move loop: captures (and queen promotions) whose exchange alone covers the gap
+/// from the static eval to `probcut_beta`, each verified by quiescence and then by a
+/// null-window search PROBCUT_REDUCTION plies shallower. Returns the proving score, stored
+/// as a lower bound.
+fn probcut(
+    s: &mut Searcher,
+    pos: &mut Position,
+    (depth, ply, probcut_beta, static_eval, cut_node): (i32, usize, i32, i32, bool),
+    raw_eval: i32,
+) -> Option<i32> {
+    let mut picker = crate::movepick::MovePicker::qsearch_tactical(pos.board());
+    while let Some(m) = picker.next_move() {
+        if !see_at_least(pos.board(), m, probcut_beta - static_eval) {
+            continue;
+        }
+        pos.make_move(m);
+        s.tt.prefetch(pos.key());
+        let mut score = -qsearch::qsearch(s, pos, ply + 1, -probcut_beta, -probcut_beta + 1);
+        if score >= probcut_beta && !s.stopped {
+            let reduced = depth - PROBCUT_REDUCTION;
+            score = -negamax(
+                s,
+                pos,
+                reduced,
+                ply + 1,
+                -probcut_beta,
+                -probcut_beta + 1,
+                !cut_node,
+            );
+        }
+        pos.unmake_move();
+        if s.stopped {
+            return None;
+        }
+        if score >= probcut_beta {
+            if !s.config.use_tt {
+                return Some(score);
+            }
+            let window = (score, probcut_beta - 1, probcut_beta);
+            let stored_depth = depth - PROBCUT_REDUCTION + 1;
+            s.store_result(pos.key(), ply, stored_depth, window, Some(m), raw_eval);
+            return Some(score);
+        }
+    }
+    None
 }
 
 /// The value of a horizon node without quiescence: terminal states are scored exactly,

@@ -129,6 +129,13 @@ pub const SE_MIN_DEPTH: i32 = 8;
 pub const SE_TT_DEPTH_MARGIN: i32 = 3;
 pub const SE_MARGIN_PER_DEPTH: i32 = 2;
 
+/// Probcut: from PROBCUT_MIN_DEPTH, a capture that beats beta + PROBCUT_MARGIN in
+/// quiescence and then in a search PROBCUT_REDUCTION plies shallower than the node proves a
+/// cutoff; the result is stored as a lower bound PROBCUT_REDUCTION - 1 plies shallower.
+pub const PROBCUT_MIN_DEPTH: i32 = 7;
+pub const PROBCUT_MARGIN: i32 = 250;
+pub const PROBCUT_REDUCTION: i32 = 4;
+
 /// Correction history (search/correction.rs): 2^bits entries per table and side, in units
 /// of 1/CORRECTION_GRAIN cp, each within +-CORRECTION_LIMIT (64 cp). A node of depth d
 /// moves its entries by (d + 1) / CORRECTION_WEIGHT_SCALE (at most CORRECTION_MAX_WEIGHT
