@@ -595,9 +595,12 @@ impl Searcher {
         self.pv_index < self.multipv
     }
 
-    /// Fail-high/low lines: not for a weakened search, which shows only finished iterations.
+    /// Fail-high/low lines: not for a weakened search, which shows only finished iterations,
+    /// nor for line 1 at a tablebase root, which shows the tablebase value as exact (a
+    /// bound line would show as an exact line without its PV).
     fn shows_bound_line(&self) -> bool {
-        self.shows_line() && self.strength.is_none()
+        let tablebase_line = self.root_tb_score.is_some() && self.pv_index == 0;
+        self.shows_line() && self.strength.is_none() && !tablebase_line
     }
 
     /// Runs one iteration with a window around the previous score, widening on failure.
