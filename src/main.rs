@@ -69,8 +69,11 @@ enum Tool {
         /// Also print search statistics (cutoff rates, branching factor, TT hits).
         #[arg(long)]
         stats: bool,
-        /// Evaluate with the embedded net instead of the hand-crafted evaluation.
+        /// Evaluate with the hand-crafted evaluation instead of the embedded net.
         #[arg(long)]
+        hce: bool,
+        /// The embedded net evaluates (the default; kept for older scripts).
+        #[arg(long, hide = true, conflicts_with = "hce")]
         nnue: bool,
         /// Accepted for OpenBench-style invocations (`basalt bench 13`).
         #[arg(hide = true)]
@@ -189,11 +192,12 @@ fn main() -> ExitCode {
         Some(Tool::Bench {
             depth,
             stats,
-            nnue,
+            hce,
+            nnue: _,
             positional_depth,
         }) => {
             let depth = positional_depth.unwrap_or(depth).clamp(1, 30);
-            let network = nnue.then(basalt::nnue::embedded);
+            let network = (!hce).then(basalt::nnue::embedded);
             let report = bench::run(depth, network, &mut |line| println!("{line}"));
             if stats {
                 let s = &report.stats;

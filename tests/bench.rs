@@ -4,8 +4,13 @@
 use std::process::Command;
 
 fn bench_last_line(depth: &str) -> String {
+    bench_last_line_with(&["--depth", depth])
+}
+
+fn bench_last_line_with(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_basalt"))
-        .args(["bench", "--depth", depth])
+        .arg("bench")
+        .args(args)
         .output()
         .expect("run basalt bench");
     assert!(out.status.success());
@@ -27,4 +32,16 @@ fn bench_is_deterministic_and_openbench_readable() {
     let _: u64 = fields[2].parse().unwrap();
     assert!(nodes > 0);
     assert_eq!(first.split(' ').next(), second.split(' ').next());
+}
+
+#[test]
+fn bench_hce_flag_searches_with_the_hand_crafted_evaluation() {
+    // The net is the default; `--hce` must change the tree (another evaluation) and stay
+    // deterministic itself.
+    let net = bench_last_line("4");
+    let hce = bench_last_line_with(&["--depth", "4", "--hce"]);
+    let again = bench_last_line_with(&["--depth", "4", "--hce"]);
+    let nodes = |line: &str| line.split(' ').next().unwrap().to_string();
+    assert_eq!(nodes(&hce), nodes(&again));
+    assert_ne!(nodes(&net), nodes(&hce));
 }

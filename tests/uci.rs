@@ -585,7 +585,7 @@ fn handshake_lists_id_and_options() {
         "option name SyzygyProbeDepth type spin default 1 min 1 max 100",
         "option name SyzygyProbeLimit type spin default 7 min 0 max 7",
         "option name Syzygy50MoveRule type check default true",
-        "option name UseNNUE type check default false",
+        "option name UseNNUE type check default true",
         "option name EvalFile type string default <embedded>",
     ] {
         assert!(
@@ -2466,18 +2466,21 @@ fn eval_shows_both_evaluations_and_the_options_choose_one() {
     let (hce, _) = eval_line_cp(&lines, "Hand-crafted evaluation: ");
     let (net, net_line) = eval_line_cp(&lines, "NNUE evaluation: ");
     assert!(net_line.ends_with("(<embedded>)"), "{net_line}");
-    // The hand-crafted evaluation stays the default until a net beats it in games.
-    let (used, line) = eval_line_cp(&lines, "Final evaluation: ");
-    assert_eq!(used, hce, "{line}");
-    assert!(line.ends_with("(hand-crafted, UseNNUE false)"), "{line}");
-
-    assert!(e.sync_after("setoption name UseNNUE value true").is_empty());
-    let lines = e.sync_after("eval");
+    // The net is the default since it passed its SPRT against the hand-crafted evaluation.
     let (used, line) = eval_line_cp(&lines, "Final evaluation: ");
     assert_eq!(used, net, "{line}");
     assert!(line.ends_with("(NNUE)"), "{line}");
+
+    assert!(e
+        .sync_after("setoption name UseNNUE value false")
+        .is_empty());
+    let lines = e.sync_after("eval");
+    let (used, line) = eval_line_cp(&lines, "Final evaluation: ");
+    assert_eq!(used, hce, "{line}");
+    assert!(line.ends_with("(hand-crafted, UseNNUE false)"), "{line}");
     let search = e.go("go depth 5");
     assert!(search.bestmove.starts_with("bestmove "));
+    assert!(e.sync_after("setoption name UseNNUE value true").is_empty());
 
     // Loading the same net from its file: the same evaluation, and the name shows.
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/nets/basalt.nnue");

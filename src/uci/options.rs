@@ -50,7 +50,7 @@ impl Default for Options {
             syzygy_probe_depth: DEFAULT_PROBE_DEPTH,
             syzygy_probe_limit: MAX_TB_PIECES,
             syzygy_50_move_rule: true,
-            use_nnue: false,
+            use_nnue: true,
             eval_file: EMBEDDED_NET.to_string(),
         }
     }
@@ -95,7 +95,7 @@ pub fn declarations() -> Vec<String> {
             "option name SyzygyProbeLimit type spin default {MAX_TB_PIECES} min 0 max {MAX_TB_PIECES}"
         ),
         "option name Syzygy50MoveRule type check default true".to_string(),
-        "option name UseNNUE type check default false".to_string(),
+        "option name UseNNUE type check default true".to_string(),
         format!("option name EvalFile type string default {EMBEDDED_NET}"),
     ]
 }
