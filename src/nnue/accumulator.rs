@@ -8,9 +8,9 @@
 //! range, but the final value of a legal position never does (see `MAX_FEATURE_BIAS`), and
 //! wrapping arithmetic is exact modulo 2^16, so the result is the true sum.
 
-use shakmaty::{Bitboard, Board, ByColor, Color, Piece, Position as _, Role, Square};
+use shakmaty::{Board, ByColor, Color, Piece, Position as _, Role, Square};
 
-use super::{feature_index, Network};
+use super::{feature_index, Network, HIDDEN_STEP};
 use crate::position::Position;
 
 /// The first layer's output for both perspectives of one board: H values each.
@@ -33,8 +33,8 @@ struct PieceChanges {
 
 impl PieceChanges {
     /// The pieces of `child` not on `parent` (added) and of `parent` not on `child`
-    /// (removed), per (colour, role) bitboard, so captures, castling, en passant and
-    /// promotions need no special case; `None` when there are more than `MAX_CHANGES`.
+    /// (removed), found square by square, so captures, castling, en passant and promotions
+    /// need no special case; `None` when there are more than `MAX_CHANGES`.
     fn between(parent: &Board, child: &Board) -> Option<PieceChanges> {
         let placeholder = (
             Piece {
@@ -49,36 +49,38 @@ impl PieceChanges {
             removed: [placeholder; MAX_CHANGES],
             removed_len: 0,
         };
-        for color in Color::ALL {
-            for role in Role::ALL {
-                let piece = Piece { color, role };
-                let (before, after) = (parent.by_piece(piece), child.by_piece(piece));
-                changes.push_added(piece, after & !before)?;
-                changes.push_removed(piece, before & !after)?;
+        // Only the squares whose piece changed: a move touches two to four of them, so
+        // looking the pieces up there is cheaper than comparing all twelve piece sets.
+        let mut changed = (parent.white() ^ child.white()) | (parent.black() ^ child.black());
+        for role in Role::ALL {
+            changed |= parent.by_role(role) ^ child.by_role(role);
+        }
+        for square in changed {
+            if let Some(piece) = parent.piece_at(square) {
+                changes.push_removed(piece, square)?;
+            }
+            if let Some(piece) = child.piece_at(square) {
+                changes.push_added(piece, square)?;
             }
         }
         Some(changes)
     }
 
-    fn push_added(&mut self, piece: Piece, squares: Bitboard) -> Option<()> {
-        for square in squares {
-            *self.added.get_mut(self.added_len)? = (piece, square);
-            self.added_len += 1;
-        }
+    #[inline]
+    fn push_added(&mut self, piece: Piece, square: Square) -> Option<()> {
+        *self.added.get_mut(self.added_len)? = (piece, square);
+        self.added_len += 1;
         Some(())
     }
 
-    fn push_removed(&mut self, piece: Piece, squares: Bitboard) -> Option<()> {
-        for square in squares {
-            *self.removed.get_mut(self.removed_len)? = (piece, square);
-            self.removed_len += 1;
-        }
+    #[inline]
+    fn push_removed(&mut self, piece: Piece, square: Square) -> Option<()> {
+        *self.removed.get_mut(self.removed_len)? = (piece, square);
+        self.removed_len += 1;
         Some(())
     }
 }
 
-/// `out = parent + Σ adds - Σ subs`, lane by lane in one pass. Every row is cut to
-/// `out.len()` first so the loop body has no bounds checks and vectorizes.
 #[inline(always)]
 fn add_sub_rows<const ADDS: usize, const SUBS: usize>(
     out: &mut [i16],
@@ -87,18 +89,28 @@ fn add_sub_rows<const ADDS: usize, const SUBS: usize>(
     subs: [&[i16]; SUBS],
 ) {
     let n = out.len();
+    debug_assert_eq!(n % HIDDEN_STEP, 0);
     let parent = &parent[..n];
     let adds = adds.map(|row| &row[..n]);
     let subs = subs.map(|row| &row[..n]);
-    for i in 0..n {
-        let mut value = parent[i];
+    // Fixed-size chunks (the hidden size is a multiple of HIDDEN_STEP): whole vector
+    // registers without a scalar tail.
+    for start in (0..n).step_by(HIDDEN_STEP) {
+        let chunk = start..start + HIDDEN_STEP;
+        let mut values: [i16; HIDDEN_STEP] = parent[chunk.clone()].try_into().unwrap();
         for row in &adds {
-            value = value.wrapping_add(row[i]);
+            let row: &[i16; HIDDEN_STEP] = row[chunk.clone()].try_into().unwrap();
+            for (value, weight) in values.iter_mut().zip(row) {
+                *value = value.wrapping_add(*weight);
+            }
         }
         for row in &subs {
-            value = value.wrapping_sub(row[i]);
+            let row: &[i16; HIDDEN_STEP] = row[chunk.clone()].try_into().unwrap();
+            for (value, weight) in values.iter_mut().zip(row) {
+                *value = value.wrapping_sub(*weight);
+            }
         }
-        out[i] = value;
+        out[chunk].copy_from_slice(&values);
     }
 }
 
