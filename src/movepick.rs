@@ -4,7 +4,7 @@
 //! cutoff does not pay for sorting (or generating) the rest. The root and quiescence search
 //! use a simple scored list.
 
-use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
+use shakmaty::{Chess, Move, MoveList, Position, Role};
 
 use crate::movegen;
 use crate::search::history::{Context, History};
@@ -378,7 +378,7 @@ impl StagedPicker {
 
     /// Drops the moves tried already from the generated non-captures and scores the rest.
     fn score_quiets(&mut self, board: &Chess, history: &History, ctx: &Context) {
-        let turn: Color = board.turn();
+        let scorer = history.quiet_scorer(board.turn(), ctx);
         let mut n = 0;
         for i in 0..self.quiets.len() {
             let m = self.quiets[i];
@@ -389,7 +389,7 @@ impl StagedPicker {
             self.scores[n] = match m.promotion() {
                 Some(Role::Queen) => ORDER_PROMOTION,
                 Some(_) => ORDER_BAD_CAPTURE,
-                None => history.quiet_score(turn, m, ctx),
+                None => scorer.score(m),
             };
             self.quiets[n] = m;
             n += 1;

@@ -52,6 +52,31 @@ pub struct History {
     killers: [[Option<Move>; 2]; MAX_PLY + 1],
 }
 
+/// The quiet-move history of one node (see `History::quiet_scorer`).
+pub struct QuietScorer<'a> {
+    butterfly: &'a [[i16; 64]; 64],
+    previous: Option<&'a [[i16; 64]; 12]>,
+    previous2: Option<&'a [[i16; 64]; 12]>,
+    color: Color,
+}
+
+impl QuietScorer<'_> {
+    /// The same value as `History::quiet_score` for this node's side and context.
+    #[inline]
+    pub fn score(&self, m: Move) -> i32 {
+        let (from, to) = from_to(m);
+        let pt = PieceTo::of(self.color, m);
+        let mut score = i32::from(self.butterfly[from][to]);
+        if let Some(row) = self.previous {
+            score += i32::from(row[pt.piece][pt.to]);
+        }
+        if let Some(row) = self.previous2 {
+            score += i32::from(row[pt.piece][pt.to]);
+        }
+        score
+    }
+}
+
 /// A continuation table on the heap, built without a 1 MB temporary on the stack.
 fn continuation_table() -> Box<ContinuationTable> {
     vec![[[0i16; 64]; 12]; 12 * 64]
@@ -121,6 +146,19 @@ impl History {
             score += i32::from(self.continuation[p.index()][pt.piece][pt.to]);
         }
         score
+    }
+
+    /// `quiet_score` for many moves of one node: the tables' rows for this side and context
+    /// are looked up once.
+    #[inline]
+    pub fn quiet_scorer(&self, color: Color, ctx: &Context) -> QuietScorer<'_> {
+        let row = |p: Option<PieceTo>| p.map(|p| &self.continuation[p.index()]);
+        QuietScorer {
+            butterfly: &self.butterfly[color as usize],
+            previous: row(ctx.previous),
+            previous2: row(ctx.previous2),
+            color,
+        }
     }
 
     #[inline]
@@ -240,5 +278,43 @@ mod tests {
             h.quiet_score(Color::White, m, &ctx)
                 > h.quiet_score(Color::White, m, &Context::default())
         );
+    }
+
+    #[test]
+    fn node_scorer_equals_quiet_score() {
+        use shakmaty::{Chess, Position};
+        let mut h = History::default();
+        let board = Chess::default();
+        let moves: Vec<Move> = board.legal_moves().into_iter().collect();
+        let contexts = [
+            Context::default(),
+            Context {
+                previous: Some(PieceTo::of(Color::Black, quiet(Square::B8, Square::C6))),
+                previous2: None,
+            },
+            Context {
+                previous: Some(PieceTo::of(Color::Black, quiet(Square::G8, Square::F6))),
+                previous2: Some(PieceTo::of(Color::White, quiet(Square::B1, Square::C3))),
+            },
+        ];
+        // Cutoffs of different moves in different contexts fill all three tables.
+        for (k, &m) in moves.iter().enumerate() {
+            let ctx = &contexts[k % contexts.len()];
+            let tried = &moves[..k.min(3)];
+            h.update_quiet_cutoff(Color::White, 1, 1 + k as i32 % 7, m, tried, ctx);
+        }
+        for ctx in &contexts {
+            let scorer = h.quiet_scorer(Color::White, ctx);
+            for &m in &moves {
+                assert_eq!(
+                    scorer.score(m),
+                    h.quiet_score(Color::White, m, ctx),
+                    "{m:?}"
+                );
+            }
+        }
+        assert!(moves
+            .iter()
+            .any(|&m| h.quiet_score(Color::White, m, &contexts[2]) != 0));
     }
 }
