@@ -165,8 +165,12 @@ pub fn quiets(board: &Chess, moves: &mut MoveList) {
     legality.pawn_moves(2 * push, double, &PROMOTIONS, moves);
     legality.piece_moves(empty, moves);
     legality.king_moves(empty, moves);
+    // shakmaty returns castling moves as a whole move list (copied twice on the way):
+    // ask only for a side that still has the right.
     for side in [CastlingSide::KingSide, CastlingSide::QueenSide] {
-        moves.extend(board.castling_moves(side));
+        if board.castles().has(board.turn(), side) {
+            moves.extend(board.castling_moves(side));
+        }
     }
 }
 
