@@ -98,15 +98,32 @@ impl MovePicker {
         }
     }
 
-    /// Orders `moves` for quiescence search by MVV-LVA (promotions by the new piece too).
-    pub fn new_qsearch(moves: MoveList) -> MovePicker {
-        let mut picker = MovePicker {
-            moves,
+    /// A picker with no moves, to be filled by `fill_tactical` or `fill_evasions`.
+    pub fn empty() -> MovePicker {
+        MovePicker {
+            moves: MoveList::new(),
             scores: [0; 256],
             next: 0,
-        };
-        picker.score_tactical();
-        picker
+        }
+    }
+
+    /// The moves of `qsearch_tactical`, in this picker's storage.
+    #[inline]
+    pub fn fill_tactical(&mut self, board: &Chess) {
+        self.moves.clear();
+        self.next = 0;
+        movegen::tactical_moves(board, &mut self.moves);
+        self.score_tactical();
+    }
+
+    /// Every move in `moves` (the evasions of a position in check), ordered by MVV-LVA
+    /// (promotions by the new piece too), in this picker's storage.
+    #[inline]
+    pub fn fill_evasions(&mut self, moves: &MoveList) {
+        self.moves.clear();
+        self.moves.extend(moves.iter().copied());
+        self.next = 0;
+        self.score_tactical();
     }
 
     /// Quiescence moves of a quiet position: captures, then quiet queen promotions

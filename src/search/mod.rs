@@ -17,6 +17,7 @@ use shakmaty::{Move, Position as _};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use crate::movepick::MovePicker;
 use crate::nnue::{AccumulatorStack, Network};
 use crate::position::Position;
 use crate::strength::StrengthLimit;
@@ -272,6 +273,10 @@ pub struct Searcher {
     /// Per ply, the quiet moves and captures a node has searched (for the history update
     /// at a cutoff), kept between nodes so that no node allocates them.
     tried_lists: Vec<TriedMoves>,
+    /// Quiescence move lists, one per ply, filled in place: a move list is a few kilobytes
+    /// and building one per node and moving it into place showed in profiles. Only
+    /// quiescence uses them, and its frames have strictly increasing plies.
+    qsearch_pickers: Vec<MovePicker>,
     root_moves: Vec<Move>,
     /// MultiPV: the PV line being searched (0 = best) and the root moves of the lines
     /// already found in this iteration, which the root leaves out.
@@ -322,6 +327,7 @@ impl Searcher {
             eval_stack: [0; MAX_PLY + 1],
             excluded: [None; MAX_PLY + 1],
             tried_lists: (0..=MAX_PLY).map(|_| TriedMoves::default()).collect(),
+            qsearch_pickers: (0..=MAX_PLY).map(|_| MovePicker::empty()).collect(),
             root_move_nodes: Vec::new(),
             root_moves: Vec::new(),
             pv_index: 0,

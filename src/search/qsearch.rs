@@ -6,7 +6,6 @@ use shakmaty::Role;
 
 use super::params::*;
 use super::{score_from_tt, tt_bound_cuts, Searcher};
-use crate::movepick::MovePicker;
 use crate::position::Position;
 use crate::see::{see_at_least, SEE_VALUE};
 
@@ -44,7 +43,6 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     }
 
     let mut best_score;
-    let mut picker;
     // The TT keeps the raw evaluation; the stand-pat score is the corrected one.
     let mut raw_eval = -INFINITY;
     if in_check {
@@ -52,7 +50,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         if moves.is_empty() {
             return -MATE + ply as i32;
         }
-        picker = MovePicker::new_qsearch(moves);
+        s.qsearch_pickers[ply].fill_evasions(&moves);
         best_score = -INFINITY;
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
@@ -65,11 +63,11 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             return best_score;
         }
         alpha = alpha.max(best_score);
-        picker = MovePicker::qsearch_tactical(pos.board());
+        s.qsearch_pickers[ply].fill_tactical(pos.board());
     }
 
     let mut best_move = None;
-    while let Some(m) = picker.next_move() {
+    while let Some(m) = s.qsearch_pickers[ply].next_move() {
         // A capture that loses material by exchange cannot raise a stand-pat score.
         if !in_check && s.config.see && !see_at_least(pos.board(), m, 0) {
             continue;
