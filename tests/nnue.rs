@@ -177,3 +177,31 @@ fn a_loaded_network_evaluates_like_the_one_written() {
         );
     }
 }
+
+/// Every net kept in `nets/` loads (format, checksum) and evaluates the start position
+/// close to level and a queen-up position far ahead, for the side to move.
+#[test]
+fn every_committed_net_loads_and_evaluates_sensibly() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/nets");
+    let mut checked = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("nets/ exists") {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "nnue") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let network =
+            Network::from_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let start = network.evaluate_from_scratch(&Chess::default());
+        assert!(start.abs() < 100, "{}: start {start}", path.display());
+        let queen_up: Chess = "rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let ahead = network.evaluate_from_scratch(&queen_up);
+        assert!(ahead > 500, "{}: a queen up {ahead}", path.display());
+        checked.push(path.file_name().unwrap().to_string_lossy().into_owned());
+    }
+    assert!(checked.iter().any(|n| n == "basalt.nnue"), "{checked:?}");
+}
