@@ -20,31 +20,12 @@ import match  # noqa: E402
 def pentanomial_of(segment: str) -> list[int]:
     if os.path.exists(segment):
         with open(segment) as f:
-            data = json.load(f)
-        found = find_pentanomial(data)
-        if found is None:
-            sys.exit(f"no pentanomial in {segment}")
-        return found
+            opponents = json.load(f)["opponents"].values()
+        return [sum(o["pentanomial"][k] for o in opponents) for k in range(5)]
     counts = [int(x) for x in segment.split(",")]
     if len(counts) != 5:
         sys.exit(f"a segment needs five counts: {segment}")
     return counts
-
-
-def find_pentanomial(data):
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if "pentanomial" in key.lower() and isinstance(value, list) and len(value) == 5:
-                return [int(v) for v in value]
-            found = find_pentanomial(value)
-            if found is not None:
-                return found
-    elif isinstance(data, list):
-        for value in data:
-            found = find_pentanomial(value)
-            if found is not None:
-                return found
-    return None
 
 
 def main() -> None:

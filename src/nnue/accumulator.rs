@@ -81,6 +81,8 @@ impl PieceChanges {
     }
 }
 
+/// `out = parent + Σ adds - Σ subs`, lane by lane in one pass. Every row is cut to
+/// `out.len()` first so the loop body has no bounds checks and vectorizes.
 #[inline(always)]
 fn add_sub_rows<const ADDS: usize, const SUBS: usize>(
     out: &mut [i16],

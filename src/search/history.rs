@@ -61,7 +61,7 @@ pub struct QuietScorer<'a> {
 }
 
 impl QuietScorer<'_> {
-    /// The same value as `History::quiet_score` for this node's side and context.
+    /// Butterfly plus both continuation histories of `m` (see `History::quiet_score`).
     #[inline]
     pub fn score(&self, m: Move) -> i32 {
         let (from, to) = from_to(m);
@@ -136,16 +136,7 @@ impl History {
     /// Ordering score of a quiet move: butterfly plus both continuation histories.
     #[inline]
     pub fn quiet_score(&self, color: Color, m: Move, ctx: &Context) -> i32 {
-        let (from, to) = from_to(m);
-        let pt = PieceTo::of(color, m);
-        let mut score = i32::from(self.butterfly[color as usize][from][to]);
-        if let Some(p) = ctx.previous {
-            score += i32::from(self.continuation[p.index()][pt.piece][pt.to]);
-        }
-        if let Some(p) = ctx.previous2 {
-            score += i32::from(self.continuation[p.index()][pt.piece][pt.to]);
-        }
-        score
+        self.quiet_scorer(color, ctx).score(m)
     }
 
     /// `quiet_score` for many moves of one node: the tables' rows for this side and context

@@ -545,7 +545,7 @@ fn probcut(
     (depth, ply, probcut_beta, static_eval, cut_node): (i32, usize, i32, i32, bool),
     raw_eval: i32,
 ) -> Option<i32> {
-    let mut picker = crate::movepick::MovePicker::qsearch_tactical(pos.board());
+    let mut picker = MovePicker::qsearch_tactical(pos.board());
     while let Some(m) = picker.next_move() {
         if !see_at_least(pos.board(), m, probcut_beta - static_eval) {
             continue;
@@ -570,12 +570,11 @@ fn probcut(
             return None;
         }
         if score >= probcut_beta {
-            if !s.config.use_tt {
-                return Some(score);
+            if s.config.use_tt {
+                let window = (score, probcut_beta - 1, probcut_beta);
+                let stored_depth = depth - PROBCUT_REDUCTION + 1;
+                s.store_result(pos.key(), ply, stored_depth, window, Some(m), raw_eval);
             }
-            let window = (score, probcut_beta - 1, probcut_beta);
-            let stored_depth = depth - PROBCUT_REDUCTION + 1;
-            s.store_result(pos.key(), ply, stored_depth, window, Some(m), raw_eval);
             return Some(score);
         }
     }
