@@ -239,7 +239,8 @@ fn nnue(c: &mut Criterion) {
             let mut sum = 0;
             for ((parent_board, child_board), parent) in pairs.iter().zip(&parents) {
                 child.update_from(&network, parent, parent_board.board(), child_board.board());
-                sum += network.output(black_box(&child), child_board.turn());
+                let pieces = child_board.board().occupied().count();
+                sum += network.output(black_box(&child), child_board.turn(), pieces);
             }
             sum
         })
@@ -250,7 +251,8 @@ fn nnue(c: &mut Criterion) {
             let mut sum = 0;
             for (_, child_board) in &pairs {
                 child.refresh(&network, black_box(child_board).board());
-                sum += network.output(&child, child_board.turn());
+                let pieces = child_board.board().occupied().count();
+                sum += network.output(&child, child_board.turn(), pieces);
             }
             sum
         })

@@ -148,6 +148,10 @@ enum Tool {
         /// Accumulator neurons per perspective.
         #[arg(long, default_value_t = 256)]
         hidden: usize,
+        /// Output buckets chosen by piece count: 1, 2, 4 or 8. With --init from a net of one
+        /// bucket, every bucket starts as a copy of it.
+        #[arg(long, default_value_t = 1)]
+        output_buckets: usize,
         /// Total passes over the training split, including those a resumed run has done.
         #[arg(long, default_value_t = 20)]
         epochs: u32,
@@ -315,6 +319,7 @@ fn main() -> ExitCode {
             resume,
             init,
             hidden,
+            output_buckets,
             epochs,
             batch,
             lr,
@@ -337,7 +342,8 @@ fn main() -> ExitCode {
                 checkpoint,
                 resume,
                 init,
-                hidden: hidden.max(1),
+                hidden,
+                output_buckets,
                 epochs,
                 batch_size: batch,
                 learning_rate: lr,

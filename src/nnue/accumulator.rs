@@ -252,7 +252,11 @@ impl AccumulatorStack {
     /// refreshes from the oldest board it can see.
     pub fn evaluate(&mut self, network: &Network, position: &Position, ply: usize) -> i32 {
         self.bring_up_to_date(network, position, ply);
-        network.output(&self.entries[ply].accumulator, position.turn())
+        network.output(
+            &self.entries[ply].accumulator,
+            position.turn(),
+            position.board().board().occupied().count(),
+        )
     }
 
     /// Makes `entries` hold accumulators of `network`'s size for plies 0..=ply, dropping

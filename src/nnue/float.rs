@@ -6,8 +6,8 @@ use rand::{Rng, SeedableRng};
 use shakmaty::{Board, ByColor, Chess, Color, Position as _};
 
 use super::{
-    feature_index, Network, EVAL_SCALE, FEATURES, MAX_FEATURE_BIAS, MAX_FEATURE_WEIGHT,
-    MAX_OUTPUT_WEIGHT, QA, QB, WEIGHT_CLIP,
+    feature_index, output_bucket, Network, EVAL_SCALE, FEATURES, MAX_FEATURE_BIAS,
+    MAX_FEATURE_WEIGHT, MAX_OUTPUT_WEIGHT, QA, QB, WEIGHT_CLIP,
 };
 
 /// A network with f32 weights in the same layout as the file.
@@ -17,9 +17,10 @@ pub struct FloatNetwork {
     /// `FEATURES` rows of `hidden` weights, feature-major.
     pub feature_weights: Vec<f32>,
     pub feature_biases: Vec<f32>,
-    /// The side-to-move half, then the other side's half.
+    /// Per output bucket: the side-to-move half, then the other side's half.
     pub output_weights: Vec<f32>,
-    pub output_bias: f32,
+    /// One per output bucket.
+    pub output_biases: Vec<f32>,
 }
 
 fn screlu(x: f32) -> f32 {
@@ -46,6 +47,11 @@ impl FloatNetwork {
     /// both clamps of the activation are exercised, and outputs of a few hundred centipawns.
     /// The first feature weight, bias and output weight sit at the clip bounds.
     pub fn random(hidden: usize, seed: u64) -> FloatNetwork {
+        FloatNetwork::random_bucketed(hidden, 1, seed)
+    }
+
+    /// `random` with `buckets` output buckets.
+    pub fn random_bucketed(hidden: usize, buckets: usize, seed: u64) -> FloatNetwork {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut uniform = |n: usize, low: f32, high: f32| -> Vec<f32> {
             (0..n).map(|_| rng.random_range(low..high)).collect()
@@ -54,8 +60,8 @@ impl FloatNetwork {
             hidden,
             feature_weights: uniform(FEATURES * hidden, -0.2, 0.2),
             feature_biases: uniform(hidden, -0.2, 0.6),
-            output_weights: uniform(2 * hidden, -0.25, 0.25),
-            output_bias: uniform(1, -0.1, 0.1)[0],
+            output_weights: uniform(buckets * 2 * hidden, -0.25, 0.25),
+            output_biases: uniform(buckets, -0.1, 0.1),
         };
         network.feature_weights[0] = WEIGHT_CLIP;
         network.feature_biases[0] = -WEIGHT_CLIP;
@@ -83,7 +89,11 @@ impl FloatNetwork {
     /// The network output (a logit) for the side to move.
     pub fn forward(&self, board: &Chess) -> f32 {
         let accumulators = self.accumulators(board.board());
-        let (ours, theirs) = self.output_weights.split_at(self.hidden);
+        let buckets = self.output_biases.len();
+        let bucket = output_bucket(board.board().occupied().count(), buckets);
+        let width = 2 * self.hidden;
+        let weights = &self.output_weights[bucket * width..(bucket + 1) * width];
+        let (ours, theirs) = weights.split_at(self.hidden);
         let dot = |perspective: Color, weights: &[f32]| -> f32 {
             accumulators[perspective]
                 .iter()
@@ -91,7 +101,7 @@ impl FloatNetwork {
                 .map(|(&a, &w)| screlu(a) * w)
                 .sum()
         };
-        dot(board.turn(), ours) + dot(!board.turn(), theirs) + self.output_bias
+        dot(board.turn(), ours) + dot(!board.turn(), theirs) + self.output_biases[bucket]
     }
 
     /// The evaluation in centipawns for the side to move, unrounded.
@@ -111,7 +121,10 @@ impl FloatNetwork {
             quantized(&self.feature_weights, QA, MAX_FEATURE_WEIGHT),
             quantized(&self.feature_biases, QA, MAX_FEATURE_BIAS),
             quantized(&self.output_weights, QB, MAX_OUTPUT_WEIGHT),
-            (f64::from(self.output_bias) * f64::from(QA * QB)).round() as i32,
+            self.output_biases
+                .iter()
+                .map(|&b| (f64::from(b) * f64::from(QA * QB)).round() as i32)
+                .collect(),
         )
         .unwrap_or_else(|e| panic!("cannot quantize this float network: {e}"))
     }
@@ -158,15 +171,15 @@ mod tests {
         // 1 / (QA * QB) logits, 0.025 cp) and the final conversion to centipawns (under 1 cp).
         // Against the dequantized float network nothing else differs (f32 sums of a few
         // hundred terms add about 1e-4 cp), so the tolerance is 1.03 cp.
-        for hidden in [16, 256] {
-            let network = FloatNetwork::random(hidden, 11).quantize();
+        for (hidden, buckets) in [(16, 1), (256, 1), (32, 8), (64, 2)] {
+            let network = FloatNetwork::random_bucketed(hidden, buckets, 11).quantize();
             let reference = network.dequantize();
             for board in test_positions() {
                 let quantized = network.evaluate_from_scratch(&board);
                 let float = reference.evaluate(&board);
                 assert!(
                     (quantized as f32 - float).abs() <= 1.03,
-                    "H = {hidden}: {quantized} cp vs {float} cp in {}",
+                    "H = {hidden}, B = {buckets}: {quantized} cp vs {float} cp in {}",
                     Fen::from_position(&board, shakmaty::EnPassantMode::Legal)
                 );
             }
@@ -214,6 +227,38 @@ mod tests {
         println!(
             "{count} positions: mean |error| {:.2} cp, worst {worst:.2} cp",
             total / count as f64
+        );
+    }
+
+    /// Each bucket's weights are used for its piece counts alone: a net whose buckets
+    /// differ only in their biases shifts each position's evaluation by its bucket's bias.
+    #[test]
+    fn each_bucket_evaluates_its_own_piece_counts() {
+        let mut float = FloatNetwork::random_bucketed(32, 8, 13);
+        let first = float.output_weights[..64].to_vec();
+        for bucket in 1..8 {
+            float.output_weights[bucket * 64..(bucket + 1) * 64].copy_from_slice(&first);
+        }
+        let mut single = float.clone();
+        single.output_weights.truncate(64);
+        single.output_biases = vec![0.0];
+        float.output_biases = (0..8).map(|b| b as f32 * 0.125).collect();
+        let (bucketed, single) = (float.quantize(), single.quantize());
+        let mut seen = [false; 8];
+        for board in test_positions() {
+            let bucket = output_bucket(board.board().occupied().count(), 8);
+            seen[bucket] = true;
+            let shift =
+                bucketed.evaluate_from_scratch(&board) - single.evaluate_from_scratch(&board);
+            let expected = bucket as i32 * EVAL_SCALE / 8;
+            assert!(
+                (shift - expected).abs() <= 1,
+                "bucket {bucket}: shifted by {shift}"
+            );
+        }
+        assert!(
+            seen.iter().all(|&s| s),
+            "positions cover every bucket: {seen:?}"
         );
     }
 

@@ -1,4 +1,5 @@
-//! NNUE evaluation: a (768 -> H) x 2 -> 1 network with a squared clipped ReLU, its file
+//! NNUE evaluation: a (768 -> H) x 2 -> 1 network with a squared clipped ReLU and
+//! optional output buckets, its file
 //! format, a float reference forward pass and the quantized integer forward pass the search
 //! uses, with accumulators kept up to date incrementally along the search path.
 //!
@@ -26,6 +27,11 @@
 //! `out` is a logit (win probability ≈ sigmoid(out)); the evaluation is `out * EVAL_SCALE`
 //! centipawns for the side to move.
 //!
+//! A net may have B output buckets (1, 2, 4 or 8): B sets of output weights and biases, of
+//! which the board's piece count chooses one ([`output_bucket`]), so the last layer can
+//! weigh the hidden features differently in the opening, the middlegame and the ending at
+//! no cost to the accumulators.
+//!
 //! # Quantization
 //!
 //! Feature weights and biases are stored as `round(w * QA)` (i16), output weights as
@@ -47,15 +53,18 @@
 //!
 //! ```text
 //! bytes 0..8    magic b"BSLTNNUE"
-//! u32           format version = 1
+//! u32           format version: 1 (B = 1) or 2
 //! u32           H (hidden size, a multiple of 16, 16..=2048)
 //! u32           QA (must be 255), u32 QB (must be 64), u32 EVAL_SCALE (must be 400)
+//! u32           B, output buckets (1, 2, 4 or 8): version 2 only
 //! i16[768 * H]  feature weights, feature-major: the H weights of feature 0, then feature 1, ...
 //! i16[H]        feature biases
-//! i16[2 * H]    output weights, side-to-move half first
-//! i32           output bias
+//! i16[B * 2H]   output weights, bucket by bucket, each side-to-move half first
+//! i32[B]        output biases
 //! u64           FNV-1a 64 hash of all preceding bytes (detects truncated/corrupt files)
 //! ```
+//!
+//! A net with one bucket is written as version 1, byte for byte the format before buckets.
 //!
 //! docs/training.md describes the same format from the trainer's side.
 //!
@@ -72,6 +81,18 @@ mod network;
 pub use accumulator::{Accumulator, AccumulatorStack};
 pub use float::FloatNetwork;
 pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC};
+
+/// Output bucket counts a file may declare: the divisors of 32 up to 8, so the buckets
+/// split the piece counts 2..=32 into equal ranges.
+pub const OUTPUT_BUCKET_COUNTS: [usize; 4] = [1, 2, 4, 8];
+
+/// The output bucket of a board with `pieces` pieces (kings included) in a net of
+/// `buckets` buckets: piece counts 2, 3, ... in runs of 32 / `buckets`, the last bucket
+/// also taking 32 itself.
+#[inline]
+pub fn output_bucket(pieces: usize, buckets: usize) -> usize {
+    (pieces.saturating_sub(2) / (32 / buckets)).min(buckets - 1)
+}
 
 use std::sync::{Arc, OnceLock};
 
@@ -156,6 +177,20 @@ mod tests {
             feature_index(Color::White, black_king_h8, Square::H8),
             384 + 5 * 64 + 63
         );
+    }
+
+    #[test]
+    fn output_buckets_split_the_piece_counts_evenly() {
+        assert!((2..=32).all(|pieces| output_bucket(pieces, 1) == 0));
+        let eight: Vec<usize> = (2..=32).map(|pieces| output_bucket(pieces, 8)).collect();
+        for bucket in 0..8 {
+            let size = eight.iter().filter(|&&b| b == bucket).count();
+            assert_eq!(size, if bucket == 7 { 3 } else { 4 }, "bucket {bucket}");
+        }
+        assert!(eight.windows(2).all(|pair| pair[0] <= pair[1]));
+        assert_eq!(output_bucket(32, 2), 1);
+        assert_eq!(output_bucket(17, 2), 0);
+        assert_eq!(output_bucket(18, 2), 1);
     }
 
     #[test]

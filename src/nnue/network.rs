@@ -3,17 +3,22 @@
 use shakmaty::{Chess, Color, Position as _};
 
 use super::{
-    Accumulator, FloatNetwork, EVAL_LIMIT, EVAL_SCALE, FEATURES, HIDDEN_STEP, MAX_FEATURE_BIAS,
-    MAX_FEATURE_WEIGHT, MAX_HIDDEN, MAX_OUTPUT_WEIGHT, MIN_HIDDEN, QA, QB,
+    output_bucket, Accumulator, FloatNetwork, EVAL_LIMIT, EVAL_SCALE, FEATURES, HIDDEN_STEP,
+    MAX_FEATURE_BIAS, MAX_FEATURE_WEIGHT, MAX_HIDDEN, MAX_OUTPUT_WEIGHT, MIN_HIDDEN,
+    OUTPUT_BUCKET_COUNTS, QA, QB,
 };
 
 /// The first bytes of every network file.
 pub const MAGIC: &[u8; 8] = b"BSLTNNUE";
-pub const FORMAT_VERSION: u32 = 1;
-/// Magic, then five u32: version, H, QA, QB, EVAL_SCALE.
+/// The newest format version: 2 adds output buckets. Nets with one bucket are still
+/// written as version 1, which every earlier build reads.
+pub const FORMAT_VERSION: u32 = 2;
+/// Version 1: magic, then five u32: version, H, QA, QB, EVAL_SCALE.
 const HEADER_BYTES: usize = 8 + 5 * 4;
-/// The output bias (i32) and the checksum (u64) after the i16 arrays.
-const TRAILER_BYTES: usize = 4 + 8;
+/// Version 2 adds a sixth u32, the number of output buckets.
+const HEADER_BYTES_V2: usize = HEADER_BYTES + 4;
+/// The checksum (u64) after the output biases.
+const CHECKSUM_BYTES: usize = 8;
 
 /// Blocks of this many output terms are summed in i32: each term is at most
 /// QA * MAX_OUTPUT_WEIGHT * QA = 8,258,175, and 256 of them stay below i32::MAX.
@@ -27,9 +32,10 @@ pub struct Network {
     /// `FEATURES` rows of `hidden` weights, feature-major.
     feature_weights: Box<[i16]>,
     feature_biases: Box<[i16]>,
-    /// The side-to-move half, then the other side's half.
+    output_buckets: usize,
+    /// Per bucket: the side-to-move half, then the other side's half.
     output_weights: Box<[i16]>,
-    output_bias: i32,
+    output_biases: Box<[i32]>,
     /// FNV-1a hash of the file bytes before the checksum: identifies the weights, so an
     /// `AccumulatorStack` can tell that it was filled by another network.
     checksum: u64,
@@ -42,9 +48,29 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The file size of a network with `hidden` neurons.
-fn file_bytes(hidden: usize) -> usize {
-    HEADER_BYTES + 2 * (FEATURES * hidden + hidden + 2 * hidden) + TRAILER_BYTES
+/// The format version a network with `buckets` output buckets is written in.
+fn version_for(buckets: usize) -> u32 {
+    if buckets == 1 {
+        1
+    } else {
+        2
+    }
+}
+
+fn header_bytes(version: u32) -> usize {
+    if version == 1 {
+        HEADER_BYTES
+    } else {
+        HEADER_BYTES_V2
+    }
+}
+
+/// The file size of a network with `hidden` neurons and `buckets` output buckets.
+fn file_bytes(hidden: usize, buckets: usize) -> usize {
+    header_bytes(version_for(buckets))
+        + 2 * (FEATURES * hidden + hidden + buckets * 2 * hidden)
+        + 4 * buckets
+        + CHECKSUM_BYTES
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
@@ -68,19 +94,24 @@ fn first_out_of_range(values: &[i16], limit: i16) -> Option<(usize, i16)> {
 
 impl Network {
     /// Builds a network from its quantized parts, checking sizes and weight bounds.
-    pub(super) fn from_parts(
+    pub fn from_parts(
         hidden: usize,
         feature_weights: Box<[i16]>,
         feature_biases: Box<[i16]>,
         output_weights: Box<[i16]>,
-        output_bias: i32,
+        output_biases: Box<[i32]>,
     ) -> Result<Network, String> {
         check_hidden(hidden)?;
+        let output_buckets = output_biases.len();
+        check_buckets(output_buckets)?;
         if feature_weights.len() != FEATURES * hidden
             || feature_biases.len() != hidden
-            || output_weights.len() != 2 * hidden
+            || output_weights.len() != output_buckets * 2 * hidden
         {
-            return Err(format!("array sizes do not match hidden size {hidden}"));
+            return Err(format!(
+                "array sizes do not match hidden size {hidden} with {output_buckets} output \
+                 buckets"
+            ));
         }
         if let Some((i, w)) = first_out_of_range(&feature_weights, MAX_FEATURE_WEIGHT) {
             return Err(format!(
@@ -106,8 +137,9 @@ impl Network {
             hidden,
             feature_weights,
             feature_biases,
+            output_buckets,
             output_weights,
-            output_bias,
+            output_biases,
             checksum: 0,
         };
         let bytes = network.to_bytes();
@@ -128,9 +160,28 @@ impl Network {
             return Err("not a Basalt network file (bad magic, expected BSLTNNUE)".into());
         }
         let version = read_u32(bytes, 8);
-        if version != FORMAT_VERSION {
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(format!(
-                "format version {version}, but this build reads version {FORMAT_VERSION}"
+                "format version {version}, but this build reads versions 1 to {FORMAT_VERSION}"
+            ));
+        }
+        let header = header_bytes(version);
+        if bytes.len() < header {
+            return Err(format!(
+                "file is {} bytes, shorter than the {header}-byte header of version {version}",
+                bytes.len()
+            ));
+        }
+        let buckets = if version == 1 {
+            1
+        } else {
+            read_u32(bytes, HEADER_BYTES) as usize
+        };
+        check_buckets(buckets)?;
+        if version != version_for(buckets) {
+            return Err(format!(
+                "version {version} with {buckets} output buckets: a net with one bucket is \
+                 version 1"
             ));
         }
         let hidden = read_u32(bytes, 12) as usize;
@@ -147,7 +198,7 @@ impl Network {
                 ));
             }
         }
-        let expected = file_bytes(hidden);
+        let expected = file_bytes(hidden, buckets);
         if bytes.len() != expected {
             return Err(format!(
                 "file is {} bytes, but a network with hidden size {hidden} takes {expected} ({})",
@@ -169,27 +220,34 @@ impl Network {
             ));
         }
 
-        let (feature_weights, rest) = body[HEADER_BYTES..].split_at(2 * FEATURES * hidden);
+        let (feature_weights, rest) = body[header..].split_at(2 * FEATURES * hidden);
         let (feature_biases, rest) = rest.split_at(2 * hidden);
-        let (output_weights, output_bias) = rest.split_at(4 * hidden);
-        let output_bias = i32::from_le_bytes(output_bias.try_into().expect("4 bytes remain"));
+        let (output_weights, output_biases) = rest.split_at(buckets * 4 * hidden);
+        let output_biases = output_biases
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes(b.try_into().expect("4-byte chunks")))
+            .collect();
         Network::from_parts(
             hidden,
             read_i16s(feature_weights),
             read_i16s(feature_biases),
             read_i16s(output_weights),
-            output_bias,
+            output_biases,
         )
     }
 
     /// The file bytes of this network, checksum included.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(file_bytes(self.hidden));
+        let version = version_for(self.output_buckets);
+        let mut bytes = Vec::with_capacity(file_bytes(self.hidden, self.output_buckets));
         bytes.extend_from_slice(MAGIC);
-        for field in [FORMAT_VERSION, self.hidden as u32, QA as u32, QB as u32] {
+        for field in [version, self.hidden as u32, QA as u32, QB as u32] {
             bytes.extend_from_slice(&field.to_le_bytes());
         }
         bytes.extend_from_slice(&(EVAL_SCALE as u32).to_le_bytes());
+        if version >= 2 {
+            bytes.extend_from_slice(&(self.output_buckets as u32).to_le_bytes());
+        }
         for value in self
             .feature_weights
             .iter()
@@ -198,7 +256,9 @@ impl Network {
         {
             bytes.extend_from_slice(&value.to_le_bytes());
         }
-        bytes.extend_from_slice(&self.output_bias.to_le_bytes());
+        for bias in &self.output_biases {
+            bytes.extend_from_slice(&bias.to_le_bytes());
+        }
         let checksum = fnv1a64(&bytes);
         bytes.extend_from_slice(&checksum.to_le_bytes());
         bytes
@@ -207,6 +267,11 @@ impl Network {
     /// The number of hidden neurons per perspective (H).
     pub fn hidden_size(&self) -> usize {
         self.hidden
+    }
+
+    /// The number of output buckets (B).
+    pub fn output_buckets(&self) -> usize {
+        self.output_buckets
     }
 
     /// The file checksum: the same weights always give the same value.
@@ -225,14 +290,18 @@ impl Network {
         &self.feature_biases
     }
 
-    /// The evaluation in centipawns for `side_to_move`, from the accumulators of its board.
+    /// The evaluation in centipawns for `side_to_move`, from the accumulators of its board,
+    /// which has `pieces` pieces.
     #[inline]
-    pub fn output(&self, accumulator: &Accumulator, side_to_move: Color) -> i32 {
-        let (ours, theirs) = self.output_weights.split_at(self.hidden);
+    pub fn output(&self, accumulator: &Accumulator, side_to_move: Color, pieces: usize) -> i32 {
+        let bucket = output_bucket(pieces, self.output_buckets);
+        let width = 2 * self.hidden;
+        let weights = &self.output_weights[bucket * width..(bucket + 1) * width];
+        let (ours, theirs) = weights.split_at(self.hidden);
         let sum = screlu_dot(accumulator.values(side_to_move), ours)
             + screlu_dot(accumulator.values(!side_to_move), theirs);
         // sum is in units QA * QA * QB; out in QA * QB.
-        let out = sum / i64::from(QA) + i64::from(self.output_bias);
+        let out = sum / i64::from(QA) + i64::from(self.output_biases[bucket]);
         let centipawns = out * i64::from(EVAL_SCALE) / i64::from(QA * QB);
         centipawns.clamp(-i64::from(EVAL_LIMIT), i64::from(EVAL_LIMIT)) as i32
     }
@@ -241,7 +310,7 @@ impl Network {
     /// `eval` command and tests; the search keeps its accumulators incrementally).
     pub fn evaluate_from_scratch(&self, board: &Chess) -> i32 {
         let accumulator = Accumulator::from_board(self, board.board());
-        self.output(&accumulator, board.turn())
+        self.output(&accumulator, board.turn(), board.board().occupied().count())
     }
 
     /// The float network these integers stand for: every weight divided by its scale.
@@ -252,8 +321,22 @@ impl Network {
             feature_weights: self.feature_weights.iter().map(by(QA)).collect(),
             feature_biases: self.feature_biases.iter().map(by(QA)).collect(),
             output_weights: self.output_weights.iter().map(by(QB)).collect(),
-            output_bias: self.output_bias as f32 / (QA * QB) as f32,
+            output_biases: self
+                .output_biases
+                .iter()
+                .map(|&b| b as f32 / (QA * QB) as f32)
+                .collect(),
         }
+    }
+}
+
+fn check_buckets(buckets: usize) -> Result<(), String> {
+    if OUTPUT_BUCKET_COUNTS.contains(&buckets) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{buckets} output buckets: a net has 1, 2, 4 or 8 (piece counts split evenly)"
+        ))
     }
 }
 
@@ -415,12 +498,43 @@ mod tests {
         for hidden in [16, 32, 256] {
             let network = FloatNetwork::random(hidden, hidden as u64).quantize();
             let bytes = network.to_bytes();
-            assert_eq!(bytes.len(), file_bytes(hidden));
+            assert_eq!(bytes.len(), file_bytes(hidden, 1));
             assert_eq!(&bytes[..8], b"BSLTNNUE");
             let loaded = Network::from_bytes(&bytes).unwrap();
             assert_eq!(loaded, network);
             assert_eq!(loaded.to_bytes(), bytes);
         }
+    }
+
+    #[test]
+    fn bucketed_nets_are_version_2_and_round_trip() {
+        for buckets in [2, 4, 8] {
+            let network = FloatNetwork::random_bucketed(32, buckets, 3).quantize();
+            assert_eq!(network.output_buckets(), buckets);
+            let bytes = network.to_bytes();
+            assert_eq!(bytes.len(), file_bytes(32, buckets));
+            let fields: Vec<u32> = (0..6).map(|i| read_u32(&bytes, 8 + 4 * i)).collect();
+            assert_eq!(fields, [2, 32, 255, 64, 400, buckets as u32]);
+            let loaded = Network::from_bytes(&bytes).unwrap();
+            assert_eq!(loaded, network);
+            assert_eq!(loaded.to_bytes(), bytes);
+        }
+        let bytes = FloatNetwork::random_bucketed(32, 4, 3)
+            .quantize()
+            .to_bytes();
+        let with_buckets = |buckets: u32| {
+            let mut b = bytes.clone();
+            b[HEADER_BYTES..HEADER_BYTES_V2].copy_from_slice(&buckets.to_le_bytes());
+            rehashed(b)
+        };
+        for buckets in [0, 3, 16, u32::MAX] {
+            let error = error_of(&with_buckets(buckets));
+            assert!(error.contains("output buckets"), "B = {buckets}: {error}");
+        }
+        assert!(error_of(&with_buckets(1)).contains("one bucket is version 1"));
+        assert!(error_of(&with_buckets(8)).contains("truncated"));
+        assert!(error_of(&with_buckets(2)).contains("trailing"));
+        assert!(error_of(&bytes[..HEADER_BYTES + 2]).contains("header of version 2"));
     }
 
     #[test]
@@ -454,7 +568,8 @@ mod tests {
             rehashed(b)
         };
         assert!(error_of(&with(0, b"BSLTNNUF")).contains("magic"));
-        assert!(error_of(&with(8, &2u32.to_le_bytes())).contains("version 2"));
+        assert!(error_of(&with(8, &3u32.to_le_bytes())).contains("format version 3"));
+        assert!(error_of(&with(8, &0u32.to_le_bytes())).contains("format version 0"));
         assert!(error_of(&with(16, &256u32.to_le_bytes())).contains("QA is 256"));
         assert!(error_of(&with(20, &128u32.to_le_bytes())).contains("QB is 128"));
         assert!(error_of(&with(24, &100u32.to_le_bytes())).contains("EVAL_SCALE is 100"));
@@ -541,7 +656,7 @@ mod tests {
             vec![MAX_FEATURE_WEIGHT; FEATURES * hidden].into(),
             vec![MAX_FEATURE_BIAS; hidden].into(),
             vec![MAX_OUTPUT_WEIGHT; 2 * hidden].into(),
-            0,
+            vec![0].into(),
         )
         .unwrap();
         let sum = 2 * hidden as i64 * i64::from(MAX_OUTPUT_WEIGHT) * i64::from(QA * QA);

@@ -1,8 +1,9 @@
 //! The trainer's own state between runs: float parameters, Adam moments, epochs done.
 //!
-//! Little-endian: magic b"BSLTCKPT", u32 version (1), u32 H, u32 epochs done, u64 Adam
-//! steps, u64 seed, then f32 parameters, first moments and second moments (each in the
-//! net file's order), then the FNV-1a 64 of every byte before it.
+//! Little-endian: magic b"BSLTCKPT", u32 version (2), u32 H, u32 epochs done, u64 Adam
+//! steps, u64 seed, u32 output buckets, then f32 parameters, first moments and second
+//! moments (each in the net file's order), then the FNV-1a 64 of every byte before it.
+//! Version 1, from before output buckets, lacks the bucket count (one bucket).
 
 use std::io;
 use std::path::Path;
@@ -11,8 +12,9 @@ use super::network::{Adam, Network};
 use super::quantize::{fnv1a64, write_atomically};
 
 const MAGIC: &[u8; 8] = b"BSLTCKPT";
-const VERSION: u32 = 1;
-const HEADER_SIZE: usize = 8 + 4 + 4 + 4 + 8 + 8;
+const VERSION: u32 = 2;
+const HEADER_SIZE_V1: usize = 8 + 4 + 4 + 4 + 8 + 8;
+const HEADER_SIZE: usize = HEADER_SIZE_V1 + 4;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Checkpoint {
@@ -32,6 +34,7 @@ pub fn save(path: &Path, checkpoint: &Checkpoint) -> io::Result<()> {
     bytes.extend_from_slice(&checkpoint.epochs_done.to_le_bytes());
     bytes.extend_from_slice(&checkpoint.adam.steps.to_le_bytes());
     bytes.extend_from_slice(&checkpoint.seed.to_le_bytes());
+    bytes.extend_from_slice(&(net.buckets as u32).to_le_bytes());
     let adam = &checkpoint.adam;
     for tensor in [&net.params, &adam.first_moment, &adam.second_moment] {
         for x in tensor {
@@ -56,25 +59,31 @@ pub fn load(path: &Path) -> io::Result<Checkpoint> {
     }
     let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
     let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-    if u32_at(8) != VERSION {
-        return Err(invalid("unknown checkpoint version"));
+    let (header, buckets) = match u32_at(8) {
+        1 => (HEADER_SIZE_V1, 1),
+        2 => (HEADER_SIZE, u32_at(HEADER_SIZE_V1) as usize),
+        _ => return Err(invalid("unknown checkpoint version")),
+    };
+    if !crate::nnue::OUTPUT_BUCKET_COUNTS.contains(&buckets) {
+        return Err(invalid("output bucket count out of range"));
     }
     let hidden = u32_at(12) as usize;
-    let count = Network::param_count(hidden);
-    if bytes.len() != HEADER_SIZE + 12 * count + 8 {
+    let count = Network::param_count(hidden, buckets);
+    if bytes.len() != header + 12 * count + 8 {
         return Err(invalid("wrong size for its hidden layer"));
     }
     let (body, hash) = bytes.split_at(bytes.len() - 8);
     if fnv1a64(body) != u64::from_le_bytes(hash.try_into().expect("8 bytes")) {
         return Err(invalid("checksum mismatch"));
     }
-    let floats: Vec<f32> = body[HEADER_SIZE..]
+    let floats: Vec<f32> = body[header..]
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
         .collect();
     Ok(Checkpoint {
         network: Network {
             hidden,
+            buckets,
             params: floats[..count].to_vec(),
         },
         adam: Adam {
@@ -95,7 +104,7 @@ mod tests {
 
     #[test]
     fn checkpoint_round_trips_and_detects_damage() {
-        let network = Network::random(8, &mut StdRng::seed_from_u64(1));
+        let network = Network::random(16, 2, &mut StdRng::seed_from_u64(1));
         let mut adam = Adam::new(network.params.len());
         adam.first_moment[5] = 0.25;
         adam.second_moment[7] = 1e-9;

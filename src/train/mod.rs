@@ -41,10 +41,10 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(hidden: usize) -> Worker {
+    fn new(network: &Network) -> Worker {
         Worker {
-            gradient: vec![0.0; Network::param_count(hidden)],
-            scratch: Scratch::new(hidden),
+            gradient: vec![0.0; network.params.len()],
+            scratch: Scratch::new(network.hidden),
         }
     }
 
@@ -71,17 +71,16 @@ impl Worker {
 }
 
 impl Trainer {
-    /// A freshly initialised network (seeded) trained by `threads` threads.
-    pub fn new(hidden: usize, threads: usize, seed: u64) -> Trainer {
-        let network = Network::random(hidden, &mut StdRng::seed_from_u64(seed));
+    /// A freshly initialised network (seeded) with `buckets` output buckets, trained by
+    /// `threads` threads.
+    pub fn new(hidden: usize, buckets: usize, threads: usize, seed: u64) -> Trainer {
+        let network = Network::random(hidden, buckets, &mut StdRng::seed_from_u64(seed));
         let adam = Adam::new(network.params.len());
         Trainer::resume(network, adam, threads)
     }
 
     pub fn resume(network: Network, adam: Adam, threads: usize) -> Trainer {
-        let workers = (0..threads.max(1))
-            .map(|_| Worker::new(network.hidden))
-            .collect();
+        let workers = (0..threads.max(1)).map(|_| Worker::new(&network)).collect();
         Trainer {
             network,
             adam,
@@ -181,6 +180,9 @@ pub struct Settings {
     /// a later session goes on from the committed net with its own new data.
     pub init: Option<PathBuf>,
     pub hidden: usize,
+    /// Output buckets (1, 2, 4 or 8). From `init`'s net of one bucket, every bucket starts
+    /// as a copy of it.
+    pub output_buckets: usize,
     /// Total epochs, counting those a resumed checkpoint has done.
     pub epochs: u32,
     pub batch_size: usize,
@@ -227,6 +229,20 @@ fn split_validation(
 
 /// Runs the whole training; progress and results go to `log` line by line.
 pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String> {
+    use crate::nnue::{HIDDEN_STEP, MAX_HIDDEN, MIN_HIDDEN, OUTPUT_BUCKET_COUNTS};
+    let hidden = settings.hidden;
+    if !(MIN_HIDDEN..=MAX_HIDDEN).contains(&hidden) || !hidden.is_multiple_of(HIDDEN_STEP) {
+        return Err(format!(
+            "--hidden {hidden}: the net format takes a multiple of {HIDDEN_STEP} in \
+             {MIN_HIDDEN}..={MAX_HIDDEN}"
+        ));
+    }
+    if !OUTPUT_BUCKET_COUNTS.contains(&settings.output_buckets) {
+        return Err(format!(
+            "--output-buckets {}: the net format takes 1, 2, 4 or 8",
+            settings.output_buckets
+        ));
+    }
     let started = Instant::now();
     let loaded = data::load(&settings.data).map_err(|e| format!("cannot read data: {e}"))?;
     let records = loaded.records;
@@ -265,6 +281,12 @@ pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String>
                 saved.network.hidden, settings.hidden
             ));
         }
+        if saved.network.buckets != settings.output_buckets {
+            return Err(format!(
+                "the checkpoint has --output-buckets {}, not {}",
+                saved.network.buckets, settings.output_buckets
+            ));
+        }
         if saved.seed != settings.seed {
             log(&format!(
                 "warning: the checkpoint was trained with --seed {}, this run uses {}: the \
@@ -291,14 +313,21 @@ pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String>
                 settings.hidden
             ));
         }
+        let network = network
+            .with_buckets(settings.output_buckets)
+            .map_err(|e| format!("{}: {e}", init.display()))?;
         log(&format!("starting from the weights of {}", init.display()));
         let adam = Adam::new(network.params.len());
         (Trainer::resume(network, adam, threads), 0)
     } else {
-        (Trainer::new(settings.hidden, threads, settings.seed), 0)
+        let buckets = settings.output_buckets;
+        let trainer = Trainer::new(settings.hidden, buckets, threads, settings.seed);
+        (trainer, 0)
     };
     log(&format!(
-        "network (768 -> {h}) x 2 -> 1, {} parameters; validation loss {}",
+        "network (768 -> {h}) x 2 -> 1 with {} output buckets, {} parameters; validation \
+         loss {}",
+        trainer.network.buckets,
         trainer.network.params.len(),
         format_loss(trainer.loss(&validation, settings.wdl)),
         h = settings.hidden
@@ -400,6 +429,7 @@ mod tests {
             resume: false,
             init: None,
             hidden: 16,
+            output_buckets: 1,
             epochs: 10,
             batch_size: 16,
             learning_rate: 0.001,
@@ -425,7 +455,7 @@ mod tests {
         let records = random_records(4000, 21);
         let (training, validation) = records.split_at(3600);
         for threads in [1, 2] {
-            let mut trainer = Trainer::new(32, threads, 5);
+            let mut trainer = Trainer::new(32, 1, threads, 5);
             let before = trainer.loss(validation, 0.25);
             let mut order: Vec<u32> = (0..training.len() as u32).collect();
             let mut losses = Vec::new();
@@ -450,8 +480,8 @@ mod tests {
     fn threads_split_the_batch_without_changing_it() {
         let records = random_records(300, 3);
         let batch: Vec<u32> = (0..300).collect();
-        let mut single = Trainer::new(16, 1, 9);
-        let mut double = Trainer::new(16, 2, 9);
+        let mut single = Trainer::new(16, 4, 1, 9);
+        let mut double = Trainer::new(16, 4, 2, 9);
         let e1 = single.train_batch(&records, &batch, 0.0, 0.25);
         let e2 = double.train_batch(&records, &batch, 0.0, 0.25);
         assert!((e1 - e2).abs() < 1e-6 * e1);
@@ -495,6 +525,7 @@ mod tests {
             resume,
             init: None,
             hidden: 16,
+            output_buckets: 1,
             epochs,
             batch_size: 64,
             learning_rate: 0.002,
@@ -552,6 +583,41 @@ mod tests {
         );
         let refused = run(&init("wrong", 1, 32), &mut |_| {}).unwrap_err();
         assert!(refused.contains("not --hidden 32"), "{refused}");
+
+        // --output-buckets from a net of one bucket: every bucket starts as a copy, so the
+        // widened net evaluates every position as the net it came from; a bucketed net
+        // cannot be re-bucketed.
+        let widened = Settings {
+            output_buckets: 4,
+            ..init("wide", 0, 16)
+        };
+        run(&widened, &mut |_| {}).unwrap();
+        let read = |name: &str| {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            crate::nnue::Network::from_bytes(&bytes).unwrap()
+        };
+        let (narrow, wide) = (read("whole.nnue"), read("wide.nnue"));
+        assert_eq!((narrow.output_buckets(), wide.output_buckets()), (1, 4));
+        for record in random_records(100, 5) {
+            let turn = data::decode(&record).unwrap().turn;
+            let board = crate::datagen::format::unpack(&record).unwrap().board;
+            let pieces = board.occupied().count();
+            let evaluate = |net: &crate::nnue::Network| {
+                let accumulator = crate::nnue::Accumulator::from_board(net, &board);
+                net.output(&accumulator, turn, pieces)
+            };
+            assert_eq!(evaluate(&narrow), evaluate(&wide));
+        }
+        let rebucket = Settings {
+            init: Some(dir.join("wide.nnue")),
+            output_buckets: 2,
+            ..settings("rebucket", 1, false)
+        };
+        let refused = run(&rebucket, &mut |_| {}).unwrap_err();
+        assert!(
+            refused.contains("4 output buckets cannot become one of 2"),
+            "{refused}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

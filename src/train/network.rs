@@ -1,13 +1,15 @@
 //! The network in f32: parameters, forward pass, gradient of the loss, Adam.
 //!
-//! (768 -> H) x 2 -> 1 with squared clipped ReLU. Each perspective (side to move, other
-//! side) sums the feature-weight rows of its active features onto the feature bias; the
-//! output is the side to move's half dotted with the first H output weights, plus the other
-//! half with the last H, plus the output bias, in logits (centipawns / 400).
+//! (768 -> H) x 2 -> 1 with squared clipped ReLU and B output buckets. Each perspective
+//! (side to move, other side) sums the feature-weight rows of its active features onto the
+//! feature bias; the output is the side to move's half dotted with the first H output
+//! weights of the position's bucket (chosen by its piece count, `nnue::output_bucket`),
+//! plus the other half with that bucket's last H, plus the bucket's bias, in logits
+//! (centipawns / 400).
 //!
 //! The parameters are one flat vector in the quantized file's order: feature weights
-//! `[768][H]` (feature-major), feature bias `[H]`, output weights `[2H]` (side to move's
-//! half first), output bias. Gradients and Adam moments use the same layout.
+//! `[768][H]` (feature-major), feature bias `[H]`, output weights `[B][2H]` (side to
+//! move's half first), output biases `[B]`. Gradients and Adam moments use the same layout.
 
 use rand::Rng;
 
@@ -39,25 +41,28 @@ pub fn sigmoid(x: f32) -> f32 {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Network {
     pub hidden: usize,
+    /// Output buckets (B).
+    pub buckets: usize,
     /// All parameters, in the file's order (see the module comment).
     pub params: Vec<f32>,
 }
 
 impl Network {
-    pub fn param_count(hidden: usize) -> usize {
-        INPUTS * hidden + hidden + 2 * hidden + 1
+    pub fn param_count(hidden: usize, buckets: usize) -> usize {
+        INPUTS * hidden + hidden + buckets * (2 * hidden + 1)
     }
 
-    pub fn zeros(hidden: usize) -> Network {
+    pub fn zeros(hidden: usize, buckets: usize) -> Network {
         Network {
             hidden,
-            params: vec![0.0; Self::param_count(hidden)],
+            buckets,
+            params: vec![0.0; Self::param_count(hidden, buckets)],
         }
     }
 
     /// Weights uniform in +-1/sqrt(fan-in) of their layer, biases zero.
-    pub fn random(hidden: usize, rng: &mut impl Rng) -> Network {
-        let mut net = Network::zeros(hidden);
+    pub fn random(hidden: usize, buckets: usize, rng: &mut impl Rng) -> Network {
+        let mut net = Network::zeros(hidden, buckets);
         let feature_range = 1.0 / (INPUTS as f32).sqrt();
         let output_range = 1.0 / ((2 * hidden) as f32).sqrt();
         let (feature_weights, _, output_weights, _) = split_mut(&mut net.params, hidden);
@@ -79,13 +84,45 @@ impl Network {
         &self.params[INPUTS * h..(INPUTS + 1) * h]
     }
 
+    /// Every bucket's output weights, bucket by bucket.
     pub fn output_weights(&self) -> &[f32] {
         let h = self.hidden;
-        &self.params[(INPUTS + 1) * h..(INPUTS + 3) * h]
+        &self.params[(INPUTS + 1) * h..(INPUTS + 1) * h + self.buckets * 2 * h]
     }
 
-    pub fn output_bias(&self) -> f32 {
-        self.params[(INPUTS + 3) * self.hidden]
+    pub fn output_biases(&self) -> &[f32] {
+        &self.params[self.params.len() - self.buckets..]
+    }
+
+    /// This network with `buckets` output buckets, each a copy of its single one: the start
+    /// of a bucketed net trained on from a net without buckets, which it equals until
+    /// training moves the buckets apart.
+    pub fn with_buckets(&self, buckets: usize) -> Result<Network, String> {
+        if buckets == self.buckets {
+            return Ok(self.clone());
+        }
+        if self.buckets != 1 {
+            return Err(format!(
+                "a net of {} output buckets cannot become one of {buckets}",
+                self.buckets
+            ));
+        }
+        let mut params = self.params[..(INPUTS + 1) * self.hidden].to_vec();
+        for _ in 0..buckets {
+            params.extend_from_slice(self.output_weights());
+        }
+        params.extend(std::iter::repeat_n(self.output_biases()[0], buckets));
+        Ok(Network {
+            hidden: self.hidden,
+            buckets,
+            params,
+        })
+    }
+
+    /// The output bucket of a sample: its feature count is its piece count.
+    #[inline]
+    fn bucket(&self, sample: &Sample) -> usize {
+        crate::nnue::output_bucket(sample.len, self.buckets)
     }
 
     /// Feature bias plus the rows of `features`.
@@ -107,8 +144,9 @@ impl Network {
         let [ours, theirs] = &mut scratch.acc;
         self.accumulate(&sample.features[0][..sample.len], ours);
         self.accumulate(&sample.features[1][..sample.len], theirs);
-        let w = self.output_weights();
-        screlu_dot(ours, &w[..h]) + screlu_dot(theirs, &w[h..]) + self.output_bias()
+        let bucket = self.bucket(sample);
+        let w = &self.output_weights()[bucket * 2 * h..(bucket + 1) * 2 * h];
+        screlu_dot(ours, &w[..h]) + screlu_dot(theirs, &w[h..]) + self.output_biases()[bucket]
     }
 
     /// Output in logits for the side to move.
@@ -138,10 +176,12 @@ impl Network {
         let error = predicted - sample.target;
         let d_out = scale * 2.0 * error * predicted * (1.0 - predicted);
 
-        let output_weights = self.output_weights();
-        let (g_feature_weights, g_feature_bias, g_output_weights, g_output_bias) =
+        let bucket = self.bucket(sample);
+        let output_weights = &self.output_weights()[bucket * 2 * h..(bucket + 1) * 2 * h];
+        let (g_feature_weights, g_feature_bias, g_output_weights, g_output_biases) =
             split_mut(grad, h);
-        *g_output_bias += d_out;
+        let g_output_weights = &mut g_output_weights[bucket * 2 * h..(bucket + 1) * 2 * h];
+        g_output_biases[bucket] += d_out;
         for side in 0..2 {
             let acc = &scratch.acc[side];
             let w = &output_weights[side * h..(side + 1) * h];
@@ -186,12 +226,16 @@ impl Scratch {
     }
 }
 
-/// The four tensors of a flat parameter (or gradient) vector.
-fn split_mut(params: &mut [f32], hidden: usize) -> (&mut [f32], &mut [f32], &mut [f32], &mut f32) {
+type Tensors<'a> = (&'a mut [f32], &'a mut [f32], &'a mut [f32], &'a mut [f32]);
+
+/// The four tensors of a flat parameter (or gradient) vector: feature weights, feature
+/// bias, output weights (every bucket's) and output biases.
+fn split_mut(params: &mut [f32], hidden: usize) -> Tensors<'_> {
     let (feature_weights, rest) = params.split_at_mut(INPUTS * hidden);
     let (feature_bias, rest) = rest.split_at_mut(hidden);
-    let (output_weights, rest) = rest.split_at_mut(2 * hidden);
-    (feature_weights, feature_bias, output_weights, &mut rest[0])
+    let buckets = rest.len() / (2 * hidden + 1);
+    let (output_weights, output_biases) = rest.split_at_mut(buckets * 2 * hidden);
+    (feature_weights, feature_bias, output_weights, output_biases)
 }
 
 /// Sum of screlu(acc[i]) * w[i]. Eight running sums let the compiler vectorise what a
@@ -306,13 +350,19 @@ mod tests {
             .collect()
     }
 
-    /// The reference loss: mean over the samples of (sigmoid(out) - target)^2.
+    /// Output buckets of the nets these tests check: several, so that each sample must
+    /// find its own bucket's weights.
+    const BUCKETS: usize = 4;
+
+    /// The reference loss: mean over the samples of (sigmoid(out) - target)^2, with the
+    /// bucket of a sample of n pieces (n - 2) * BUCKETS / 32 (at most the last).
     fn reference_loss(params: &[f64], h: usize, samples: &[Sample]) -> f64 {
-        let out_w = &params[(INPUTS + 1) * h..(INPUTS + 3) * h];
-        let out_b = params[(INPUTS + 3) * h];
         let accumulators = reference_accumulators(params, h, samples);
         let mut total = 0.0;
         for (s, acc) in samples.iter().zip(accumulators) {
+            let bucket = ((s.len - 2) * BUCKETS / 32).min(BUCKETS - 1);
+            let out_w = &params[(INPUTS + 1) * h + bucket * 2 * h..][..2 * h];
+            let out_b = params[(INPUTS + 1) * h + BUCKETS * 2 * h + bucket];
             let out = out_b
                 + acc
                     .iter()
@@ -329,7 +379,7 @@ mod tests {
     /// sit inside (0, 1) where every path of the gradient is live.
     fn test_network(hidden: usize, seed: u64) -> Network {
         let mut rng = StdRng::seed_from_u64(seed);
-        let mut net = Network::random(hidden, &mut rng);
+        let mut net = Network::random(hidden, BUCKETS, &mut rng);
         for p in net.params.iter_mut() {
             *p = rng.random_range(-0.3..0.3);
         }
@@ -415,10 +465,18 @@ mod tests {
         for i in 0..h {
             checked.push(("feature bias", INPUTS * h + i));
         }
-        for i in 0..2 * h {
+        for i in 0..BUCKETS * 2 * h {
             checked.push(("output weights", (INPUTS + 1) * h + i));
         }
-        checked.push(("output bias", (INPUTS + 3) * h));
+        for bucket in 0..BUCKETS {
+            checked.push(("output bias", (INPUTS + 1) * h + BUCKETS * 2 * h + bucket));
+        }
+        let buckets_used: std::collections::BTreeSet<usize> =
+            batch.iter().map(|s| net.bucket(s)).collect();
+        assert!(
+            buckets_used.len() >= 2,
+            "the batch uses buckets {buckets_used:?}"
+        );
 
         const TINY_GRADIENT: f64 = 1e-6;
         let step = 1e-5;

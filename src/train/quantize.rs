@@ -1,16 +1,8 @@
-//! The quantized net file that the engine's inference reads, little-endian:
-//!
-//! ```text
-//! 0..8      magic b"BSLTNNUE"
-//! u32       format version (1)
-//! u32       H
-//! u32 x 3   QA (255), QB (64), EVAL_SCALE (400)
-//! i16[768H] feature weights, round(w * QA), feature-major
-//! i16[H]    feature biases, round(b * QA)
-//! i16[2H]   output weights, round(w * QB), side to move's half first
-//! i32       output bias, round(b * QA * QB)
-//! u64       FNV-1a 64 of every byte before it
-//! ```
+//! The quantized net file that the engine's inference reads (its layout is documented
+//! in `nnue`'s module comment and docs/training.md): the trainer rounds its float
+//! parameters to the file's integers, feature weights and biases times QA, output weights
+//! times QB, output biases times QA * QB, and the engine's own writer lays them out, so
+//! the two sides cannot disagree on the format.
 //!
 //! With the accumulator in units of QA and the output weights in units of QB, the integer
 //! output `sum(clamp(acc, 0, QA)^2 * w) / QA + bias` is in units of QA * QB, and
@@ -20,45 +12,45 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use super::network::{Network, INPUTS};
+use super::network::Network;
 
 pub use crate::nnue::{fnv1a64, EVAL_SCALE, FORMAT_VERSION, MAGIC, QA, QB};
 
-/// Size in bytes of the file for `hidden` accumulator neurons.
-pub fn file_size(hidden: usize) -> usize {
-    8 + 5 * 4 + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4 + 8
+fn to_i16s(values: &[f32], scale: i32) -> Box<[i16]> {
+    values
+        .iter()
+        .map(|&x| {
+            (x * scale as f32)
+                .round()
+                .clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16
+        })
+        .collect()
 }
 
-fn to_i16(x: f32, scale: i32) -> i16 {
-    (x * scale as f32)
-        .round()
-        .clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16
+/// The engine's network for `net`: its parameters rounded to the file's integers.
+///
+/// # Panics
+///
+/// When the trainer's network breaks the format's bounds (a hidden size or bucket count it
+/// does not allow; weights beyond the clip, which Adam never leaves).
+pub fn quantized(net: &Network) -> crate::nnue::Network {
+    let h = net.hidden;
+    crate::nnue::Network::from_parts(
+        h,
+        to_i16s(net.feature_weights(), QA),
+        to_i16s(net.feature_bias(), QA),
+        to_i16s(net.output_weights(), QB),
+        net.output_biases()
+            .iter()
+            .map(|&b| (f64::from(b) * f64::from(QA * QB)).round() as i32)
+            .collect(),
+    )
+    .unwrap_or_else(|e| panic!("the trainer's network does not fit the net format: {e}"))
 }
 
 /// The file's bytes for `net`.
 pub fn quantized_bytes(net: &Network) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(file_size(net.hidden));
-    bytes.extend_from_slice(MAGIC);
-    for field in [
-        FORMAT_VERSION,
-        net.hidden as u32,
-        QA as u32,
-        QB as u32,
-        EVAL_SCALE as u32,
-    ] {
-        bytes.extend_from_slice(&field.to_le_bytes());
-    }
-    for &w in net.feature_weights().iter().chain(net.feature_bias()) {
-        bytes.extend_from_slice(&to_i16(w, QA).to_le_bytes());
-    }
-    for &w in net.output_weights() {
-        bytes.extend_from_slice(&to_i16(w, QB).to_le_bytes());
-    }
-    let bias = (f64::from(net.output_bias()) * f64::from(QA * QB)).round() as i32;
-    bytes.extend_from_slice(&bias.to_le_bytes());
-    let hash = fnv1a64(&bytes);
-    bytes.extend_from_slice(&hash.to_le_bytes());
-    bytes
+    quantized(net).to_bytes()
 }
 
 /// The float network a quantized net stands for, as the trainer's parameters: the start of
@@ -66,13 +58,15 @@ pub fn quantized_bytes(net: &Network) -> Vec<u8> {
 /// it again gives the same file.
 pub fn dequantized(net: &crate::nnue::Network) -> Network {
     let float = net.dequantize();
-    let mut params = Vec::with_capacity(Network::param_count(float.hidden));
+    let buckets = float.output_biases.len();
+    let mut params = Vec::with_capacity(Network::param_count(float.hidden, buckets));
     params.extend_from_slice(&float.feature_weights);
     params.extend_from_slice(&float.feature_biases);
     params.extend_from_slice(&float.output_weights);
-    params.push(float.output_bias);
+    params.extend_from_slice(&float.output_biases);
     Network {
         hidden: float.hidden,
+        buckets,
         params,
     }
 }
@@ -107,14 +101,23 @@ mod tests {
     use crate::nnue::Accumulator;
     use crate::train::data::synthetic::random_records;
     use crate::train::data::{decode, Sample};
+    use crate::train::network::INPUTS;
     use crate::train::Trainer;
 
     #[test]
     fn a_dequantized_net_quantizes_to_the_same_file() {
         let net = crate::nnue::embedded();
         let float = dequantized(&net);
-        assert_eq!(float.params.len(), Network::param_count(net.hidden_size()));
+        assert_eq!(
+            float.params.len(),
+            Network::param_count(net.hidden_size(), 1)
+        );
         assert_eq!(quantized_bytes(&float), net.to_bytes());
+        let bucketed = crate::nnue::FloatNetwork::random_bucketed(32, 8, 4).quantize();
+        assert_eq!(
+            quantized_bytes(&dequantized(&bucketed)),
+            bucketed.to_bytes()
+        );
     }
 
     /// Trains a small net briefly, writes it, reads it back and compares the integer
@@ -127,7 +130,7 @@ mod tests {
     fn quantized_file_round_trips() {
         let hidden = 32;
         let records = random_records(3000, 11);
-        let mut trainer = Trainer::new(hidden, 1, 1);
+        let mut trainer = Trainer::new(hidden, 2, 1, 1);
         let order: Vec<u32> = (0..records.len() as u32).collect();
         for batch in order.chunks(256).cycle().take(40) {
             trainer.train_batch(&records, batch, 0.01, 0.25);
@@ -143,13 +146,14 @@ mod tests {
         // The engine's reader and integer forward pass.
         let quantized = crate::nnue::Network::from_bytes(&bytes).expect("the engine reads it");
         assert_eq!(quantized.hidden_size(), hidden);
+        assert_eq!(quantized.output_buckets(), 2);
 
         let mut on_grid = net.clone();
         let hq = INPUTS * hidden + hidden;
         for (i, p) in on_grid.params.iter_mut().enumerate() {
             let scale = match i {
                 i if i < hq => QA,
-                i if i < hq + 2 * hidden => QB,
+                i if i < hq + 2 * 2 * hidden => QB,
                 _ => QA * QB,
             } as f32;
             *p = (*p * scale).round() / scale;
@@ -161,7 +165,8 @@ mod tests {
             let position = decode(record).unwrap();
             let board = crate::datagen::format::unpack(record).unwrap().board;
             let accumulator = Accumulator::from_board(&quantized, &board);
-            let integer = i64::from(quantized.output(&accumulator, position.turn));
+            let pieces = board.occupied().count();
+            let integer = i64::from(quantized.output(&accumulator, position.turn, pieces));
             let sample = Sample::new(&position, 0.0);
             let cp = |n: &Network| (n.evaluate(&sample) * EVAL_SCALE as f32).round() as i64;
             worst_grid = worst_grid.max((integer - cp(&on_grid)).abs());
