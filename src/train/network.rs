@@ -119,6 +119,12 @@ impl Network {
         })
     }
 
+    /// The 2H output weights of one bucket.
+    fn bucket_output_weights(&self, bucket: usize) -> &[f32] {
+        let width = 2 * self.hidden;
+        &self.output_weights()[bucket * width..(bucket + 1) * width]
+    }
+
     /// The output bucket of a sample: its feature count is its piece count.
     #[inline]
     fn bucket(&self, sample: &Sample) -> usize {
@@ -145,7 +151,7 @@ impl Network {
         self.accumulate(&sample.features[0][..sample.len], ours);
         self.accumulate(&sample.features[1][..sample.len], theirs);
         let bucket = self.bucket(sample);
-        let w = &self.output_weights()[bucket * 2 * h..(bucket + 1) * 2 * h];
+        let w = self.bucket_output_weights(bucket);
         screlu_dot(ours, &w[..h]) + screlu_dot(theirs, &w[h..]) + self.output_biases()[bucket]
     }
 
@@ -177,7 +183,7 @@ impl Network {
         let d_out = scale * 2.0 * error * predicted * (1.0 - predicted);
 
         let bucket = self.bucket(sample);
-        let output_weights = &self.output_weights()[bucket * 2 * h..(bucket + 1) * 2 * h];
+        let output_weights = self.bucket_output_weights(bucket);
         let (g_feature_weights, g_feature_bias, g_output_weights, g_output_biases) =
             split_mut(grad, h);
         let g_output_weights = &mut g_output_weights[bucket * 2 * h..(bucket + 1) * 2 * h];
