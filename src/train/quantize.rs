@@ -110,7 +110,7 @@ mod tests {
         let float = dequantized(&net);
         assert_eq!(
             float.params.len(),
-            Network::param_count(net.hidden_size(), 1)
+            Network::param_count(net.hidden_size(), net.output_buckets())
         );
         assert_eq!(quantized_bytes(&float), net.to_bytes());
         let bucketed = crate::nnue::FloatNetwork::random_bucketed(32, 8, 4).quantize();
