@@ -119,10 +119,10 @@ impl Network {
         })
     }
 
-    /// The 2H output weights of one bucket.
-    fn bucket_output_weights(&self, bucket: usize) -> &[f32] {
+    /// Where one bucket's 2H weights lie within the output weights (and their gradient).
+    fn bucket_weight_range(&self, bucket: usize) -> std::ops::Range<usize> {
         let width = 2 * self.hidden;
-        &self.output_weights()[bucket * width..(bucket + 1) * width]
+        bucket * width..(bucket + 1) * width
     }
 
     /// The output bucket of a sample: its feature count is its piece count.
@@ -151,7 +151,7 @@ impl Network {
         self.accumulate(&sample.features[0][..sample.len], ours);
         self.accumulate(&sample.features[1][..sample.len], theirs);
         let bucket = self.bucket(sample);
-        let w = self.bucket_output_weights(bucket);
+        let w = &self.output_weights()[self.bucket_weight_range(bucket)];
         screlu_dot(ours, &w[..h]) + screlu_dot(theirs, &w[h..]) + self.output_biases()[bucket]
     }
 
@@ -183,10 +183,11 @@ impl Network {
         let d_out = scale * 2.0 * error * predicted * (1.0 - predicted);
 
         let bucket = self.bucket(sample);
-        let output_weights = self.bucket_output_weights(bucket);
+        let range = self.bucket_weight_range(bucket);
+        let output_weights = &self.output_weights()[range.clone()];
         let (g_feature_weights, g_feature_bias, g_output_weights, g_output_biases) =
             split_mut(grad, h);
-        let g_output_weights = &mut g_output_weights[bucket * 2 * h..(bucket + 1) * 2 * h];
+        let g_output_weights = &mut g_output_weights[range];
         g_output_biases[bucket] += d_out;
         for side in 0..2 {
             let acc = &scratch.acc[side];
