@@ -1338,6 +1338,27 @@ fn movetime_is_kept() {
         seen.push(format!("{movetime} ms -> {:?}", search.elapsed));
     }
     println!("go movetime: {}", seen.join(", "));
+
+    // A proven mate does not end a movetime search early either (Stockfish's convention):
+    // it goes on until the time is up or the depth limit is reached, still reporting
+    // the mate.
+    let fen = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1";
+    e.send(&format!("position fen {fen}"));
+    let search = e.go("go movetime 300");
+    check_search(fen, false, &search);
+    let last = search.last_exact();
+    assert_eq!(last.score, Score::Mate(1));
+    assert_eq!(search.best(), "d1d8");
+    assert!(
+        search.elapsed >= Duration::from_millis(290) || last.depth == 100,
+        "a mate in 1 ended movetime 300 after {:?} at depth {}",
+        search.elapsed,
+        last.depth
+    );
+    println!(
+        "mate in 1, go movetime 300: depth {} after {:?}",
+        last.depth, search.elapsed
+    );
 }
 
 #[test]

@@ -705,9 +705,10 @@ impl Searcher {
             return false;
         }
         if time.spend_all {
-            // Only a mate the iteration has looked past (no shorter one can hide within
-            // its depth) decides the position early.
-            return matches!(uci_score(score), Err(moves) if moves.unsigned_abs() as i32 * 2 < depth);
+            // `go movetime` asks for that time to be spent, as Stockfish and Ethereal
+            // spend it: a proven mate is searched on too (a selective search can still
+            // find a shorter one), until the hard limit or the depth limit.
+            return false;
         }
         let soft = if self.config.dynamic_time && depth >= DYNAMIC_TIME_MIN_DEPTH {
             time.scaled_soft(trend)
