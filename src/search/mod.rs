@@ -617,7 +617,7 @@ impl Searcher {
         previous: i32,
         report: &mut dyn FnMut(&Iteration),
     ) -> i32 {
-        let mut window = ASPIRATION_INITIAL_WINDOW;
+        let mut window = ASPIRATION_INITIAL_WINDOW.get();
         let use_window =
             self.config.aspiration && depth >= ASPIRATION_MIN_DEPTH && previous.abs() < MATE_BOUND;
         let (mut alpha, mut beta) = if use_window {

@@ -186,9 +186,9 @@ pub fn negamax(
         && !is_pv_node
         && !in_check
         && !is_root
-        && depth <= RFP_MAX_DEPTH
+        && depth <= RFP_MAX_DEPTH.get()
         && pruning_eval.abs() < MATE_BOUND
-        && pruning_eval - RFP_MARGIN_PER_DEPTH * (depth - i32::from(improving)) >= beta
+        && pruning_eval - RFP_MARGIN_PER_DEPTH.get() * (depth - i32::from(improving)) >= beta
     {
         return pruning_eval;
     }
@@ -207,9 +207,9 @@ pub fn negamax(
         && !pos.after_null_move()
         && pos.has_non_pawn_material()
     {
-        let reduction = NMP_BASE_REDUCTION
-            + depth / NMP_DEPTH_DIVISOR
-            + ((pruning_eval - beta) / NMP_EVAL_DIVISOR).min(NMP_MAX_EVAL_REDUCTION);
+        let reduction = NMP_BASE_REDUCTION.get()
+            + depth / NMP_DEPTH_DIVISOR.get()
+            + ((pruning_eval - beta) / NMP_EVAL_DIVISOR.get()).min(NMP_MAX_EVAL_REDUCTION.get());
         if pos.make_null_move() {
             let score = -negamax(
                 s,
@@ -347,7 +347,7 @@ pub fn negamax(
             }) {
                 let tt_score = score_from_tt(entry.score, ply);
                 if tt_score.abs() < MATE_BOUND {
-                    let singular_beta = tt_score - SE_MARGIN_PER_DEPTH * depth;
+                    let singular_beta = tt_score - SE_MARGIN_PER_DEPTH.get() * depth;
                     s.excluded[ply] = Some(m);
                     let score = negamax(
                         s,
@@ -403,9 +403,9 @@ pub fn negamax(
         }
         if prune && depth <= SEE_PRUNE_MAX_DEPTH {
             let threshold = if is_quiet {
-                SEE_PRUNE_QUIET_PER_DEPTH * depth
+                SEE_PRUNE_QUIET_PER_DEPTH.get() * depth
             } else {
-                SEE_PRUNE_CAPTURE_PER_DEPTH * depth * depth
+                SEE_PRUNE_CAPTURE_PER_DEPTH.get() * depth * depth
             };
             if !see_at_least(pos.board(), m, threshold) {
                 continue;
@@ -421,7 +421,7 @@ pub fn negamax(
             && !in_check
             && !gives_check
             && depth <= FUTILITY_MAX_DEPTH
-            && pruning_eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth <= alpha
+            && pruning_eval + FUTILITY_BASE.get() + FUTILITY_PER_DEPTH.get() * depth <= alpha
         {
             pos.unmake_move();
             continue;
@@ -436,7 +436,7 @@ pub fn negamax(
                 let is_refutation = killers.contains(&Some(m)) || counter == Some(m);
                 let cut_node_extra = i32::from(s.config.cut_node_reductions && cut_node);
                 (late_move_reduction(depth, move_count, is_pv_node, gives_check)
-                    - history / LMR_HISTORY_DIVISOR
+                    - history / LMR_HISTORY_DIVISOR.get()
                     - i32::from(is_refutation)
                     + cut_node_extra
                     + i32::from(!improving && !is_pv_node)
@@ -633,7 +633,7 @@ fn negamax_no_null(s: &mut Searcher, pos: &mut Position, depth: i32, ply: usize,
 /// Late move pruning: how many moves a shallow node searches before dropping the remaining
 /// quiet moves; fewer when the position is not improving.
 fn late_move_limit(depth: i32, improving: bool) -> usize {
-    let limit = (LMP_BASE + depth * depth) as usize;
+    let limit = (LMP_BASE.get() + depth * depth) as usize;
     if improving {
         limit
     } else {

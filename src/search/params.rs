@@ -1,4 +1,66 @@
 //! Every search constant in one place, with its unit.
+//!
+//! The pruning and reduction margins are [`Param`]s: constants in a normal build; in a
+//! build with the `tune` feature each is also a UCI option of the same name, so a tuner
+//! (tools/spsa.py) can set them between games.
+
+#[cfg(feature = "tune")]
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// A tunable search parameter with the range a tuner may move it in.
+pub struct Param {
+    pub name: &'static str,
+    pub default: i32,
+    pub min: i32,
+    pub max: i32,
+    #[cfg(feature = "tune")]
+    value: AtomicI32,
+}
+
+impl Param {
+    const fn new(name: &'static str, default: i32, min: i32, max: i32) -> Param {
+        Param {
+            name,
+            default,
+            min,
+            max,
+            #[cfg(feature = "tune")]
+            value: AtomicI32::new(default),
+        }
+    }
+
+    /// The value in use: the default in a normal build (an immutable static, so the
+    /// compiler folds it like a constant).
+    #[inline(always)]
+    pub fn get(&self) -> i32 {
+        #[cfg(feature = "tune")]
+        return self.value.load(Ordering::Relaxed);
+        #[cfg(not(feature = "tune"))]
+        self.default
+    }
+
+    /// Sets the value (`tune` builds only); out of range leaves it unchanged.
+    #[cfg(feature = "tune")]
+    pub fn set(&self, value: i32) -> Result<(), String> {
+        if !(self.min..=self.max).contains(&value) {
+            return Err(format!(
+                "option {}: {value} is out of range {}..{}; value unchanged",
+                self.name, self.min, self.max
+            ));
+        }
+        self.value.store(value, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Declares each parameter as a `Param` static and lists them all in `TUNABLE`.
+macro_rules! tunable {
+    ($($(#[$doc:meta])* $name:ident = $default:expr, $min:expr, $max:expr;)*) => {
+        $($(#[$doc])* pub static $name: Param = Param::new(stringify!($name), $default, $min, $max);)*
+        /// Every tunable parameter, in declaration order.
+        pub static TUNABLE: &[&Param] = &[$(&$name),*];
+    };
+}
 
 /// Deepest ply the search stack holds (iterative deepening stops well before it).
 pub const MAX_PLY: usize = 128;
@@ -21,9 +83,9 @@ pub const TB_WIN_BOUND: i32 = TB_WIN - MAX_PLY as i32;
 /// node so ordinary entries do not replace it.
 pub const TB_DEPTH_BONUS: i32 = 6;
 
-/// Aspiration windows start at this depth, this wide (cp), and grow by this factor on a miss.
+/// Aspiration windows start at this depth, ASPIRATION_INITIAL_WINDOW wide (cp), and grow by
+/// this factor on a miss.
 pub const ASPIRATION_MIN_DEPTH: i32 = 4;
-pub const ASPIRATION_INITIAL_WINDOW: i32 = 25;
 pub const ASPIRATION_GROWTH: i32 = 2;
 
 /// How often (in nodes) the clock is read; the stop flag is read at every node.
@@ -54,21 +116,11 @@ pub const DYNAMIC_TIME_MIN_DEPTH: i32 = 6;
 /// time limit has passed.
 pub const SOFT_LIMIT_NEXT_ITERATION: (u32, u32) = (6, 10);
 
-/// Null-move pruning: searched at depth - 1 - R with R = base + depth / divisor +
-/// min((eval - beta) / eval divisor, max eval term), from this depth on.
+/// Null-move pruning from this depth on (R: NMP_BASE_REDUCTION and the terms after it).
 pub const NMP_MIN_DEPTH: i32 = 3;
-pub const NMP_BASE_REDUCTION: i32 = 3;
-pub const NMP_DEPTH_DIVISOR: i32 = 4;
-pub const NMP_EVAL_DIVISOR: i32 = 200;
-pub const NMP_MAX_EVAL_REDUCTION: i32 = 3;
 /// From this depth a null-move cutoff is verified by a reduced normal search, so deep
 /// zugzwangs are not pruned blindly.
 pub const NMP_VERIFICATION_DEPTH: i32 = 12;
-
-/// Reverse futility pruning: at shallow non-PV nodes, an eval this far (cp per ply of
-/// depth) above beta is taken as a cutoff.
-pub const RFP_MAX_DEPTH: i32 = 7;
-pub const RFP_MARGIN_PER_DEPTH: i32 = 80;
 
 /// Late move reductions: reduction = LMR_BASE + ln(depth) * ln(move number) / LMR_DIVISOR,
 /// for quiet moves from this depth on, after this many moves (more at PV nodes).
@@ -77,8 +129,6 @@ pub const LMR_MIN_MOVES: usize = 2;
 pub const LMR_MIN_MOVES_PV: usize = 4;
 pub const LMR_BASE: f64 = 0.75;
 pub const LMR_DIVISOR: f64 = 2.25;
-/// Quiet moves with good history are reduced less: one ply less per this much history.
-pub const LMR_HISTORY_DIVISOR: i32 = 8192;
 
 /// `LMR_TABLE[depth][move number]`, both capped at 63.
 pub static LMR_TABLE: std::sync::LazyLock<[[i32; 64]; 64]> = std::sync::LazyLock::new(|| {
@@ -92,25 +142,14 @@ pub static LMR_TABLE: std::sync::LazyLock<[[i32; 64]; 64]> = std::sync::LazyLock
     table
 });
 
-/// Late move pruning: quiets beyond (LMP_BASE + depth^2) moves (half when not improving) are
-/// skipped at depth <= LMP_MAX_DEPTH.
+/// Late move pruning up to this depth (the move limit: LMP_BASE).
 pub const LMP_MAX_DEPTH: i32 = 6;
-pub const LMP_BASE: i32 = 3;
 
-/// Futility pruning of quiet moves: eval + base + per-depth margin still <= alpha.
+/// Futility pruning of quiet moves up to this depth (margins: FUTILITY_BASE, _PER_DEPTH).
 pub const FUTILITY_MAX_DEPTH: i32 = 6;
-pub const FUTILITY_BASE: i32 = 100;
-pub const FUTILITY_PER_DEPTH: i32 = 100;
 
-/// SEE pruning at depth <= SEE_PRUNE_MAX_DEPTH: quiets must not lose more than
-/// -QUIET_PER_DEPTH * depth, captures more than -CAPTURE_PER_DEPTH * depth^2 (cp).
+/// SEE pruning up to this depth (thresholds: SEE_PRUNE_QUIET_PER_DEPTH, _CAPTURE_PER_DEPTH).
 pub const SEE_PRUNE_MAX_DEPTH: i32 = 8;
-pub const SEE_PRUNE_QUIET_PER_DEPTH: i32 = -60;
-pub const SEE_PRUNE_CAPTURE_PER_DEPTH: i32 = -25;
-
-/// Delta pruning in quiescence: a capture whose victim plus this margin cannot lift the
-/// stand-pat score to alpha is skipped.
-pub const DELTA_MARGIN: i32 = 200;
 
 /// History pruning: at depth <= HISTORY_PRUNE_MAX_DEPTH a quiet move whose combined
 /// history (butterfly + two continuation tables, each within +-HISTORY_MAX) is below
@@ -127,7 +166,6 @@ pub const IIR_MIN_DEPTH: i32 = 4;
 /// half depth against the TT score minus SE_MARGIN_PER_DEPTH cp per ply.
 pub const SE_MIN_DEPTH: i32 = 8;
 pub const SE_TT_DEPTH_MARGIN: i32 = 3;
-pub const SE_MARGIN_PER_DEPTH: i32 = 2;
 
 /// Probcut: from PROBCUT_MIN_DEPTH, a capture that beats beta + PROBCUT_MARGIN in
 /// quiescence and then in a search PROBCUT_REDUCTION plies shallower than the node proves a
@@ -146,3 +184,70 @@ pub const CORRECTION_LIMIT: i32 = 64 * CORRECTION_GRAIN;
 pub const CORRECTION_WEIGHT_SCALE: i32 = 256;
 pub const CORRECTION_MAX_WEIGHT: i32 = 16;
 pub const CORRECTION_MAX_GAP: i32 = 256;
+
+// The margins and reductions a tuner may move (`tune` builds: UCI options of these names).
+// Ranges are wide enough for SPSA and narrow enough that no value breaks the search.
+tunable! {
+    /// Aspiration window half-width at ASPIRATION_MIN_DEPTH (cp).
+    ASPIRATION_INITIAL_WINDOW = 25, 8, 80;
+    /// Null-move reduction R = NMP_BASE_REDUCTION + depth / NMP_DEPTH_DIVISOR
+    /// + min((eval - beta) / NMP_EVAL_DIVISOR, NMP_MAX_EVAL_REDUCTION).
+    NMP_BASE_REDUCTION = 3, 1, 6;
+    NMP_DEPTH_DIVISOR = 4, 2, 10;
+    NMP_EVAL_DIVISOR = 200, 80, 500;
+    NMP_MAX_EVAL_REDUCTION = 3, 1, 6;
+    /// Reverse futility pruning: at non-PV nodes up to this depth, an eval
+    /// RFP_MARGIN_PER_DEPTH cp per ply (one ply less when improving) above beta cuts.
+    RFP_MAX_DEPTH = 7, 3, 12;
+    RFP_MARGIN_PER_DEPTH = 80, 30, 200;
+    /// Quiet moves with good history are reduced less: one ply less per this much history.
+    LMR_HISTORY_DIVISOR = 8192, 2048, 32768;
+    /// Late move pruning: quiets beyond LMP_BASE + depth^2 moves (half when not improving).
+    LMP_BASE = 3, 0, 10;
+    /// Futility pruning: a quiet move whose eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth
+    /// is still <= alpha is skipped.
+    FUTILITY_BASE = 100, 0, 300;
+    FUTILITY_PER_DEPTH = 100, 30, 250;
+    /// SEE pruning: quiets must not lose more than -SEE_PRUNE_QUIET_PER_DEPTH * depth,
+    /// captures more than -SEE_PRUNE_CAPTURE_PER_DEPTH * depth^2 (cp).
+    SEE_PRUNE_QUIET_PER_DEPTH = -60, -200, -10;
+    SEE_PRUNE_CAPTURE_PER_DEPTH = -25, -100, -5;
+    /// Delta pruning in quiescence: a capture whose victim plus this margin cannot lift the
+    /// stand-pat score to alpha is skipped.
+    DELTA_MARGIN = 200, 50, 500;
+    /// Singular extension margin (cp per ply of depth below the TT score).
+    SE_MARGIN_PER_DEPTH = 2, 0, 8;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tunable_defaults_are_inside_their_ranges_and_names_unique() {
+        let mut names: Vec<&str> = TUNABLE.iter().map(|p| p.name).collect();
+        for p in TUNABLE {
+            assert!(
+                p.min < p.max && (p.min..=p.max).contains(&p.default),
+                "{}",
+                p.name
+            );
+            assert_eq!(p.get(), p.default, "{}", p.name);
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TUNABLE.len());
+        assert_eq!(RFP_MARGIN_PER_DEPTH.name, "RFP_MARGIN_PER_DEPTH");
+    }
+
+    #[cfg(feature = "tune")]
+    #[test]
+    fn tune_builds_set_values_within_range_only() {
+        let p = &SE_MARGIN_PER_DEPTH;
+        assert!(p.set(p.max + 1).is_err());
+        assert_eq!(p.get(), p.default);
+        p.set(p.max).unwrap();
+        assert_eq!(p.get(), p.max);
+        p.set(p.default).unwrap();
+    }
+}

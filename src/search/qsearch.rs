@@ -76,7 +76,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         if !in_check
             && s.config.shallow_pruning
             && m.promotion().is_none()
-            && best_score + capture_value(m) + DELTA_MARGIN <= alpha
+            && best_score + capture_value(m) + DELTA_MARGIN.get() <= alpha
         {
             continue;
         }

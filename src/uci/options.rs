@@ -98,6 +98,25 @@ pub fn declarations() -> Vec<String> {
         "option name UseNNUE type check default true".to_string(),
         format!("option name EvalFile type string default {EMBEDDED_NET}"),
     ]
+    .into_iter()
+    .chain(tunable_declarations())
+    .collect()
+}
+
+/// The search parameters as spin options (`tune` builds only).
+fn tunable_declarations() -> Vec<String> {
+    #[cfg(feature = "tune")]
+    return crate::search::params::TUNABLE
+        .iter()
+        .map(|p| {
+            format!(
+                "option name {} type spin default {} min {} max {}",
+                p.name, p.default, p.min, p.max
+            )
+        })
+        .collect();
+    #[cfg(not(feature = "tune"))]
+    Vec::new()
 }
 
 fn spin(name: &str, value: Option<&str>, min: u64, max: u64) -> Result<u64, String> {
@@ -114,6 +133,27 @@ fn spin(name: &str, value: Option<&str>, min: u64, max: u64) -> Result<u64, Stri
         ));
     }
     Ok(v)
+}
+
+/// Sets the search parameter named `name` (lower case), if there is one.
+#[cfg(feature = "tune")]
+fn set_tunable(name: &str, value: Option<&str>) -> Result<bool, String> {
+    let Some(param) = crate::search::params::TUNABLE
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name))
+    else {
+        return Ok(false);
+    };
+    let text = value.ok_or_else(|| format!("option {} needs a value", param.name))?;
+    let v: i32 = text.trim().parse().map_err(|_| {
+        format!(
+            "option {}: '{}' is not a number",
+            param.name,
+            super::parse::echo(text)
+        )
+    })?;
+    param.set(v)?;
+    Ok(true)
 }
 
 fn check(name: &str, value: Option<&str>) -> Result<bool, String> {
@@ -205,6 +245,8 @@ impl Options {
                 };
                 Ok(Change::EvalFile(path.to_string()))
             }
+            #[cfg(feature = "tune")]
+            other if set_tunable(other, value)? => Ok(Change::None),
             _ => Err(format!("no such option: '{}'", super::parse::echo(name))),
         }
     }
@@ -223,6 +265,26 @@ mod tests {
         assert_eq!(o.hash_mb, DEFAULT_HASH_MB);
         assert_eq!(o.set("HASH", Some("64")), Ok(Change::Hash(64)));
         assert_eq!(o.hash_mb, 64);
+    }
+
+    #[test]
+    fn search_parameters_are_options_only_in_tune_builds() {
+        let declared = declarations()
+            .iter()
+            .any(|d| d.starts_with("option name RFP_MARGIN_PER_DEPTH type spin default 80 "));
+        assert_eq!(declared, cfg!(feature = "tune"));
+        let mut o = Options::default();
+        // Out of range in a tune build, no such option otherwise.
+        assert!(o.set("rfp_margin_per_depth", Some("5000")).is_err());
+        #[cfg(feature = "tune")]
+        {
+            use crate::search::params::LMP_BASE;
+            assert_eq!(o.set("LMP_BASE", Some("7")), Ok(Change::None));
+            assert_eq!(LMP_BASE.get(), 7);
+            assert!(o.set("LMP_BASE", Some("x")).is_err());
+            assert_eq!(o.set("LMP_BASE", Some("3")), Ok(Change::None));
+            assert_eq!(LMP_BASE.get(), 3);
+        }
     }
 
     #[test]
