@@ -610,7 +610,7 @@ fn late_move_reduction(depth: i32, move_count: usize, is_pv_node: bool, gives_ch
     if depth < LMR_MIN_DEPTH || move_count <= min_moves {
         return 0;
     }
-    let mut r = LMR_TABLE[depth.min(63) as usize][move_count.min(63)];
+    let mut r = lmr_reduction(depth as usize, move_count);
     if is_pv_node {
         r -= 1;
     }

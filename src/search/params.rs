@@ -122,25 +122,43 @@ pub const NMP_MIN_DEPTH: i32 = 3;
 /// zugzwangs are not pruned blindly.
 pub const NMP_VERIFICATION_DEPTH: i32 = 12;
 
-/// Late move reductions: reduction = LMR_BASE + ln(depth) * ln(move number) / LMR_DIVISOR,
-/// for quiet moves from this depth on, after this many moves (more at PV nodes).
+/// Late move reductions: reduction = LMR_BASE_CENTI / 100 + ln(depth) * ln(move number) /
+/// (LMR_DIVISOR_CENTI / 100), for quiet moves from this depth on, after this many moves
+/// (more at PV nodes).
 pub const LMR_MIN_DEPTH: i32 = 3;
 pub const LMR_MIN_MOVES: usize = 2;
 pub const LMR_MIN_MOVES_PV: usize = 4;
-pub const LMR_BASE: f64 = 0.75;
-pub const LMR_DIVISOR: f64 = 2.25;
 
 /// `LMR_TABLE[depth][move number]`, both capped at 63.
 pub static LMR_TABLE: std::sync::LazyLock<[[i32; 64]; 64]> = std::sync::LazyLock::new(|| {
     let mut table = [[0; 64]; 64];
-    for (depth, row) in table.iter_mut().enumerate().skip(1) {
-        for (moves, r) in row.iter_mut().enumerate().skip(1) {
-            let reduction = LMR_BASE + (depth as f64).ln() * (moves as f64).ln() / LMR_DIVISOR;
-            *r = reduction as i32;
+    for (depth, row) in table.iter_mut().enumerate() {
+        for (moves, r) in row.iter_mut().enumerate() {
+            *r = lmr_formula(depth, moves);
         }
     }
     table
 });
+
+fn lmr_formula(depth: usize, moves: usize) -> i32 {
+    if depth == 0 || moves == 0 {
+        return 0;
+    }
+    let base = f64::from(LMR_BASE_CENTI.get()) / 100.0;
+    let divisor = f64::from(LMR_DIVISOR_CENTI.get()) / 100.0;
+    (base + (depth as f64).ln() * (moves as f64).ln() / divisor) as i32
+}
+
+/// The late move reduction at `depth` for move number `moves` (both capped at 63): the
+/// table's entry. A tune build computes it from the parameters of the moment instead, as a
+/// tuner changes them after the table is built.
+#[inline(always)]
+pub fn lmr_reduction(depth: usize, moves: usize) -> i32 {
+    #[cfg(feature = "tune")]
+    return lmr_formula(depth.min(63), moves.min(63));
+    #[cfg(not(feature = "tune"))]
+    LMR_TABLE[depth.min(63)][moves.min(63)]
+}
 
 /// Late move pruning up to this depth (the move limit: LMP_BASE).
 pub const LMP_MAX_DEPTH: i32 = 6;
@@ -200,6 +218,9 @@ tunable! {
     /// RFP_MARGIN_PER_DEPTH cp per ply (one ply less when improving) above beta cuts.
     RFP_MAX_DEPTH = 7, 3, 12;
     RFP_MARGIN_PER_DEPTH = 80, 30, 200;
+    /// The late move reduction formula's constant and divisor, in hundredths.
+    LMR_BASE_CENTI = 75, 0, 200;
+    LMR_DIVISOR_CENTI = 225, 120, 400;
     /// Quiet moves with good history are reduced less: one ply less per this much history.
     LMR_HISTORY_DIVISOR = 8192, 2048, 32768;
     /// Late move pruning: quiets beyond LMP_BASE + depth^2 moves (half when not improving).
@@ -238,6 +259,22 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), TUNABLE.len());
         assert_eq!(RFP_MARGIN_PER_DEPTH.name, "RFP_MARGIN_PER_DEPTH");
+    }
+
+    #[test]
+    fn lmr_table_is_the_formula_with_the_defaults() {
+        for depth in 0..64 {
+            for moves in 0..64 {
+                let expected = if depth == 0 || moves == 0 {
+                    0
+                } else {
+                    (0.75 + (depth as f64).ln() * (moves as f64).ln() / 2.25) as i32
+                };
+                assert_eq!(lmr_reduction(depth, moves), expected, "{depth} {moves}");
+                assert_eq!(LMR_TABLE[depth][moves], expected);
+            }
+        }
+        assert_eq!(lmr_reduction(200, 300), LMR_TABLE[63][63]);
     }
 
     #[cfg(feature = "tune")]
