@@ -152,6 +152,12 @@ enum Tool {
         /// bucket, every bucket starts as a copy of it.
         #[arg(long, default_value_t = 1)]
         output_buckets: usize,
+        /// Input weight sets chosen by the king's square: none, mirror (one set, the board
+        /// mirrored when the king is on files e-h) or m4 (mirrored, four sets by king
+        /// square). With --init from a net without them, every set starts as a copy of its
+        /// weights.
+        #[arg(long, default_value = "none", value_parser = parse_king_buckets)]
+        king_buckets: basalt::nnue::KingBuckets,
         /// Total passes over the training split, including those a resumed run has done.
         #[arg(long, default_value_t = 20)]
         epochs: u32,
@@ -320,6 +326,7 @@ fn main() -> ExitCode {
             init,
             hidden,
             output_buckets,
+            king_buckets,
             epochs,
             batch,
             lr,
@@ -344,6 +351,7 @@ fn main() -> ExitCode {
                 init,
                 hidden,
                 output_buckets,
+                king_buckets,
                 epochs,
                 batch_size: batch,
                 learning_rate: lr,
@@ -496,4 +504,15 @@ fn run_suite(path: &str, max_depth: u32) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// `--king-buckets NAME`: one of `nnue::KING_BUCKET_LAYOUTS`.
+fn parse_king_buckets(name: &str) -> Result<basalt::nnue::KingBuckets, String> {
+    basalt::nnue::KingBuckets::named(name).ok_or_else(|| {
+        let known: Vec<String> = basalt::nnue::KING_BUCKET_LAYOUTS
+            .iter()
+            .map(|(name, what)| format!("{name} ({what})"))
+            .collect();
+        format!("unknown layout; known: {}", known.join(", "))
+    })
 }

@@ -10,7 +10,7 @@
 
 use shakmaty::{Board, ByColor, Color, Piece, Position as _, Role, Square};
 
-use super::{feature_index, Network, HIDDEN_STEP};
+use super::{Network, HIDDEN_STEP};
 use crate::position::Position;
 
 /// The first layer's output for both perspectives of one board: H values each.
@@ -154,16 +154,19 @@ impl Accumulator {
 
     /// Recomputes both perspectives from scratch: biases plus the rows of every piece.
     pub fn refresh(&mut self, network: &Network, board: &Board) {
-        debug_assert_eq!(self.values.white.len(), network.hidden_size());
         for perspective in Color::ALL {
-            let values = &mut self.values[perspective];
-            values.copy_from_slice(network.feature_biases());
-            for (square, piece) in board {
-                add_row(
-                    values,
-                    network.feature_row(feature_index(perspective, piece, square)),
-                );
-            }
+            self.refresh_perspective(network, board, perspective);
+        }
+    }
+
+    /// Recomputes one perspective from scratch.
+    fn refresh_perspective(&mut self, network: &Network, board: &Board, perspective: Color) {
+        debug_assert_eq!(self.values.white.len(), network.hidden_size());
+        let view = network.king_buckets().view_of(perspective, board);
+        let values = &mut self.values[perspective];
+        values.copy_from_slice(network.feature_biases());
+        for (square, piece) in board {
+            add_row(values, network.feature_row(view.index(piece, square)));
         }
     }
 
@@ -183,10 +186,17 @@ impl Accumulator {
         };
         let added = &changes.added[..changes.added_len];
         let removed = &changes.removed[..changes.removed_len];
+        let kings = network.king_buckets();
         for perspective in Color::ALL {
-            let row = |&(piece, square): &(Piece, Square)| {
-                network.feature_row(feature_index(perspective, piece, square))
-            };
+            let view = kings.view_of(perspective, child_board);
+            // A king move into another bucket or across the mirror line changes the index
+            // of every piece this perspective sees: rebuild it.
+            if view != kings.view_of(perspective, parent_board) {
+                self.refresh_perspective(network, child_board, perspective);
+                continue;
+            }
+            let row =
+                |&(piece, square): &(Piece, Square)| network.feature_row(view.index(piece, square));
             let (out, parent) = (&mut self.values[perspective], &parent.values[perspective]);
             match (added, removed) {
                 ([], []) => out.copy_from_slice(parent),
@@ -326,13 +336,33 @@ mod tests {
         FloatNetwork::random(32, 21).quantize()
     }
 
+    /// Nets with king buckets, mirrored or not: a king move may change a perspective's
+    /// bucket or mirroring.
+    fn king_bucketed_networks() -> Vec<Network> {
+        let mut table = [0u8; 64];
+        for (square, bucket) in table.iter_mut().enumerate() {
+            *bucket = (square % 8 / 2 + square / 8 % 2) as u8;
+        }
+        let unmirrored = crate::nnue::KingBuckets::new(table, 5, false).unwrap();
+        vec![
+            FloatNetwork::random_with(32, 2, crate::nnue::KingBuckets::named("m4").unwrap(), 23)
+                .quantize(),
+            FloatNetwork::random_with(32, 1, unmirrored, 24).quantize(),
+        ]
+    }
+
     #[test]
     fn update_equals_refresh_along_random_games() {
-        let network = network();
+        for network in std::iter::once(network()).chain(king_bucketed_networks()) {
+            update_equals_refresh_along_random_games_with(&network);
+        }
+    }
+
+    fn update_equals_refresh_along_random_games_with(network: &Network) {
         let mut rng = StdRng::seed_from_u64(17);
         for _ in 0..20 {
             let mut board = Chess::default();
-            let mut accumulator = Accumulator::from_board(&network, board.board());
+            let mut accumulator = Accumulator::from_board(network, board.board());
             for _ in 0..200 {
                 let moves = board.legal_moves();
                 if moves.is_empty() {
@@ -340,9 +370,9 @@ mod tests {
                 }
                 let parent = board.clone();
                 board.play_unchecked(moves[rng.random_range(0..moves.len())]);
-                let mut child = Accumulator::zeroed(&network);
-                child.update_from(&network, &accumulator, parent.board(), board.board());
-                assert_eq!(child, Accumulator::from_board(&network, board.board()));
+                let mut child = Accumulator::zeroed(network);
+                child.update_from(network, &accumulator, parent.board(), board.board());
+                assert_eq!(child, Accumulator::from_board(network, board.board()));
                 accumulator = child;
             }
         }

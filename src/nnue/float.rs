@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 use shakmaty::{Board, ByColor, Chess, Color, Position as _};
 
 use super::{
-    feature_index, output_bucket, Network, EVAL_SCALE, FEATURES, MAX_FEATURE_BIAS,
+    output_bucket, KingBuckets, Network, EVAL_SCALE, FEATURES, MAX_FEATURE_BIAS,
     MAX_FEATURE_WEIGHT, MAX_OUTPUT_WEIGHT, QA, QB, WEIGHT_CLIP,
 };
 
@@ -14,7 +14,8 @@ use super::{
 #[derive(Clone, Debug, PartialEq)]
 pub struct FloatNetwork {
     pub hidden: usize,
-    /// `FEATURES` rows of `hidden` weights, feature-major.
+    pub king_buckets: KingBuckets,
+    /// `king_buckets.inputs()` rows of `hidden` weights, feature-major.
     pub feature_weights: Vec<f32>,
     pub feature_biases: Vec<f32>,
     /// Per output bucket: the side-to-move half, then the other side's half.
@@ -52,13 +53,24 @@ impl FloatNetwork {
 
     /// `random` with `buckets` output buckets.
     pub fn random_bucketed(hidden: usize, buckets: usize, seed: u64) -> FloatNetwork {
+        FloatNetwork::random_with(hidden, buckets, KingBuckets::NONE, seed)
+    }
+
+    /// `random` with `buckets` output buckets and the king buckets `kings`.
+    pub fn random_with(
+        hidden: usize,
+        buckets: usize,
+        kings: KingBuckets,
+        seed: u64,
+    ) -> FloatNetwork {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut uniform = |n: usize, low: f32, high: f32| -> Vec<f32> {
             (0..n).map(|_| rng.random_range(low..high)).collect()
         };
         let mut network = FloatNetwork {
             hidden,
-            feature_weights: uniform(FEATURES * hidden, -0.2, 0.2),
+            king_buckets: kings,
+            feature_weights: uniform(kings.count() * FEATURES * hidden, -0.2, 0.2),
             feature_biases: uniform(hidden, -0.2, 0.6),
             output_weights: uniform(buckets * 2 * hidden, -0.25, 0.25),
             output_biases: uniform(buckets, -0.1, 0.1),
@@ -73,8 +85,9 @@ impl FloatNetwork {
     pub fn accumulators(&self, board: &Board) -> ByColor<Vec<f32>> {
         ByColor::new_with(|perspective| {
             let mut values = self.feature_biases.clone();
+            let view = self.king_buckets.view_of(perspective, board);
             for (square, piece) in board {
-                let row = feature_index(perspective, piece, square) * self.hidden;
+                let row = view.index(piece, square) * self.hidden;
                 for (value, weight) in values
                     .iter_mut()
                     .zip(&self.feature_weights[row..row + self.hidden])
@@ -118,6 +131,7 @@ impl FloatNetwork {
     pub fn quantize(&self) -> Network {
         Network::from_parts(
             self.hidden,
+            self.king_buckets,
             quantized(&self.feature_weights, QA, MAX_FEATURE_WEIGHT),
             quantized(&self.feature_biases, QA, MAX_FEATURE_BIAS),
             quantized(&self.output_weights, QB, MAX_OUTPUT_WEIGHT),

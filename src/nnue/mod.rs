@@ -1,5 +1,5 @@
-//! NNUE evaluation: a (768 -> H) x 2 -> 1 network with a squared clipped ReLU and
-//! optional output buckets, its file
+//! NNUE evaluation: a (768 K -> H) x 2 -> 1 network with a squared clipped ReLU, optional
+//! king buckets (K) and output buckets, its file
 //! format, a float reference forward pass and the quantized integer forward pass the search
 //! uses, with accumulators kept up to date incrementally along the search path.
 //!
@@ -32,6 +32,12 @@
 //! weigh the hidden features differently in the opening, the middlegame and the ending at
 //! no cost to the accumulators.
 //!
+//! A net may also have K king buckets ([`KingBuckets`]): K sets of the 768 feature rows, of
+//! which each perspective's own king square chooses one, optionally with the board mirrored
+//! left to right so that the king always stands on files a-d. Input `k * 768 + f` is feature
+//! `f` in set `k`, with the square mirrored first when the king stands on files e-h. A king
+//! move into another set (or across the mirror line) refreshes that perspective.
+//!
 //! # Quantization
 //!
 //! Feature weights and biases are stored as `round(w * QA)` (i16), output weights as
@@ -53,18 +59,22 @@
 //!
 //! ```text
 //! bytes 0..8    magic b"BSLTNNUE"
-//! u32           format version: 1 (B = 1) or 2
+//! u32           format version: 1 (B = 1, no king buckets), 2 (no king buckets) or 3
 //! u32           H (hidden size, a multiple of 16, 16..=2048)
 //! u32           QA (must be 255), u32 QB (must be 64), u32 EVAL_SCALE (must be 400)
-//! u32           B, output buckets (1, 2, 4 or 8): version 2 only
-//! i16[768 * H]  feature weights, feature-major: the H weights of feature 0, then feature 1, ...
+//! u32           B, output buckets (1, 2, 4 or 8): versions 2 and 3
+//! u32           K, king buckets (1..=32): version 3 only
+//! u32           mirroring (0 or 1): version 3 only
+//! u8[64]        the king bucket of each square as the perspective sees it: version 3 only
+//! i16[768K * H] feature weights, feature-major: the H weights of input 0, then input 1, ...
 //! i16[H]        feature biases
 //! i16[B * 2H]   output weights, bucket by bucket, each side-to-move half first
 //! i32[B]        output biases
 //! u64           FNV-1a 64 hash of all preceding bytes (detects truncated/corrupt files)
 //! ```
 //!
-//! A net with one bucket is written as version 1, byte for byte the format before buckets.
+//! A net is written in the oldest version that holds it: one output bucket and no king
+//! buckets is version 1, byte for byte the format before buckets.
 //!
 //! docs/training.md describes the same format from the trainer's side.
 //!
@@ -136,16 +146,172 @@ pub const HIDDEN_STEP: usize = 16;
 /// network, reaches the search's tablebase-win and mate scores (above 31,000).
 pub const EVAL_LIMIT: i32 = 20_000;
 
-/// The input index of `piece` on `square` as seen from `perspective`.
+/// The input index of `piece` on `square` as seen from `perspective`, in a net without
+/// king buckets (or within one bucket of a net with them, before any mirroring).
 #[inline]
 pub fn feature_index(perspective: Color, piece: Piece, square: Square) -> usize {
-    let side = if piece.color == perspective { 0 } else { 384 };
-    let role = usize::from(piece.role) - 1;
-    let square = match perspective {
-        Color::White => square,
-        Color::Black => square.flip_vertical(),
+    InputView::plain(perspective).index(piece, square)
+}
+
+/// How a perspective's own king chooses the input weights it uses: `count` sets of
+/// [`FEATURES`] rows, one picked per king square by `table`, and with `mirrored` a king on
+/// files e-h sees the board mirrored left to right, so its pieces use the rows of the
+/// mirror-image squares. Squares are as the perspective sees them (Black's flipped top
+/// to bottom). A net without king buckets is [`KingBuckets::NONE`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KingBuckets {
+    table: [u8; 64],
+    count: u8,
+    mirrored: bool,
+}
+
+/// Layouts `basalt train --king-buckets` knows by name, with what they are.
+pub const KING_BUCKET_LAYOUTS: [(&str, &str); 3] = [
+    (
+        "none",
+        "one set of weights, no mirroring (the format before king buckets)",
+    ),
+    (
+        "mirror",
+        "one set of weights, the board mirrored when the king stands on files e-h",
+    ),
+    (
+        "m4",
+        "mirrored; four sets: king on a1/b1, on c1/d1, on the second rank, further up",
+    ),
+];
+
+impl KingBuckets {
+    pub const NONE: KingBuckets = KingBuckets {
+        table: [0; 64],
+        count: 1,
+        mirrored: false,
     };
-    side + role * 64 + usize::from(square)
+
+    /// Checks a layout read from a file: 1 to 32 buckets, every table entry below the count.
+    pub fn new(table: [u8; 64], count: usize, mirrored: bool) -> Result<KingBuckets, String> {
+        if !(1..=MAX_KING_BUCKETS).contains(&count) {
+            return Err(format!(
+                "{count} king buckets: a net has 1 to {MAX_KING_BUCKETS}"
+            ));
+        }
+        if let Some(square) = table.iter().position(|&b| usize::from(b) >= count) {
+            return Err(format!(
+                "king square {square} maps to bucket {}, but there are {count}",
+                table[square]
+            ));
+        }
+        Ok(KingBuckets {
+            table,
+            count: count as u8,
+            mirrored,
+        })
+    }
+
+    /// The layout called `name` in [`KING_BUCKET_LAYOUTS`].
+    pub fn named(name: &str) -> Option<KingBuckets> {
+        let mut table = [0u8; 64];
+        match name {
+            "none" => Some(KingBuckets::NONE),
+            "mirror" => KingBuckets::new(table, 1, true).ok(),
+            "m4" => {
+                for (square, bucket) in table.iter_mut().enumerate() {
+                    let (file, rank) = (square % 8, square / 8);
+                    let file = file.min(7 - file);
+                    *bucket = match rank {
+                        0 if file < 2 => 0,
+                        0 => 1,
+                        1 => 2,
+                        _ => 3,
+                    };
+                }
+                KingBuckets::new(table, 4, true).ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// The number of weight sets (buckets).
+    #[inline]
+    pub fn count(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    #[inline]
+    pub fn mirrored(&self) -> bool {
+        self.mirrored
+    }
+
+    /// The bucket of each king square, as the perspective sees it.
+    pub fn table(&self) -> &[u8; 64] {
+        &self.table
+    }
+
+    /// Inputs per perspective: `count` x [`FEATURES`].
+    #[inline]
+    pub fn inputs(&self) -> usize {
+        self.count() * FEATURES
+    }
+
+    /// How `perspective`, whose king stands on `king`, numbers its inputs.
+    #[inline]
+    pub fn view(&self, perspective: Color, king: Square) -> InputView {
+        let mut view = InputView::plain(perspective);
+        let king = usize::from(king) ^ usize::from(view.square_flip);
+        if self.mirrored && king % 8 >= 4 {
+            view.square_flip ^= 7;
+        }
+        view.offset = usize::from(self.table[king]) * FEATURES;
+        view
+    }
+
+    /// The view of `perspective` on `board`: by its king's square (a1 for a board without
+    /// that king, which legal positions never are).
+    #[inline]
+    pub fn view_of(&self, perspective: Color, board: &shakmaty::Board) -> InputView {
+        let king = board.king_of(perspective).unwrap_or(Square::A1);
+        self.view(perspective, king)
+    }
+}
+
+/// The most king buckets a net may have.
+pub const MAX_KING_BUCKETS: usize = 32;
+
+/// One perspective's numbering of the inputs: `offset` (its king bucket's first row) plus
+/// the [`FEATURES`]-layout index of a piece with its square XORed by `square_flip` (56 flips
+/// top to bottom for Black, 7 mirrors left to right).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputView {
+    perspective: Color,
+    square_flip: u8,
+    offset: usize,
+}
+
+impl InputView {
+    /// No king bucket: Black's view flipped top to bottom, nothing else.
+    #[inline]
+    pub fn plain(perspective: Color) -> InputView {
+        InputView {
+            perspective,
+            square_flip: match perspective {
+                Color::White => 0,
+                Color::Black => 56,
+            },
+            offset: 0,
+        }
+    }
+
+    /// The input index of `piece` on `square`.
+    #[inline]
+    pub fn index(self, piece: Piece, square: Square) -> usize {
+        let side = if piece.color == self.perspective {
+            0
+        } else {
+            384
+        };
+        let role = usize::from(piece.role) - 1;
+        self.offset + side + role * 64 + (usize::from(square) ^ usize::from(self.square_flip))
+    }
 }
 
 #[cfg(test)]

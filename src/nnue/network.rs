@@ -3,20 +3,24 @@
 use shakmaty::{Chess, Color, Position as _};
 
 use super::{
-    output_bucket, Accumulator, FloatNetwork, EVAL_LIMIT, EVAL_SCALE, FEATURES, HIDDEN_STEP,
+    output_bucket, Accumulator, FloatNetwork, KingBuckets, EVAL_LIMIT, EVAL_SCALE, HIDDEN_STEP,
     MAX_FEATURE_BIAS, MAX_FEATURE_WEIGHT, MAX_HIDDEN, MAX_OUTPUT_WEIGHT, MIN_HIDDEN,
     OUTPUT_BUCKET_COUNTS, QA, QB,
 };
 
 /// The first bytes of every network file.
 pub const MAGIC: &[u8; 8] = b"BSLTNNUE";
-/// The newest format version: 2 adds output buckets. Nets with one bucket are still
-/// written as version 1, which every earlier build reads.
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest format version: 2 adds output buckets, 3 king buckets. A net is written in
+/// the oldest version that can hold it (one output bucket and no king buckets: version 1),
+/// so nets without the newer parts stay readable by earlier builds.
+pub const FORMAT_VERSION: u32 = 3;
 /// Version 1: magic, then five u32: version, H, QA, QB, EVAL_SCALE.
 const HEADER_BYTES: usize = 8 + 5 * 4;
 /// Version 2 adds a sixth u32, the number of output buckets.
 const HEADER_BYTES_V2: usize = HEADER_BYTES + 4;
+/// Version 3 adds two more u32, the king bucket count and the mirroring flag (0 or 1), and
+/// the 64-byte table of each king square's bucket.
+const HEADER_BYTES_V3: usize = HEADER_BYTES_V2 + 2 * 4 + 64;
 /// The checksum (u64) after the output biases.
 const CHECKSUM_BYTES: usize = 8;
 
@@ -29,7 +33,8 @@ const I32_SAFE_TERMS: usize = 256;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Network {
     hidden: usize,
-    /// `FEATURES` rows of `hidden` weights, feature-major.
+    king_buckets: KingBuckets,
+    /// `king_buckets.inputs()` rows of `hidden` weights, feature-major.
     feature_weights: Box<[i16]>,
     feature_biases: Box<[i16]>,
     output_buckets: usize,
@@ -48,9 +53,11 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The format version a network with `buckets` output buckets is written in.
-fn version_for(buckets: usize) -> u32 {
-    if buckets == 1 {
+/// The format version a network with `buckets` output buckets and `kings` is written in.
+fn version_for(buckets: usize, kings: &KingBuckets) -> u32 {
+    if *kings != KingBuckets::NONE {
+        3
+    } else if buckets == 1 {
         1
     } else {
         2
@@ -58,17 +65,17 @@ fn version_for(buckets: usize) -> u32 {
 }
 
 fn header_bytes(version: u32) -> usize {
-    if version == 1 {
-        HEADER_BYTES
-    } else {
-        HEADER_BYTES_V2
+    match version {
+        1 => HEADER_BYTES,
+        2 => HEADER_BYTES_V2,
+        _ => HEADER_BYTES_V3,
     }
 }
 
-/// The file size of a network with `hidden` neurons and `buckets` output buckets.
-fn file_bytes(hidden: usize, buckets: usize) -> usize {
-    header_bytes(version_for(buckets))
-        + 2 * (FEATURES * hidden + hidden + buckets * 2 * hidden)
+/// The file size of a network with `hidden` neurons, `buckets` output buckets and `kings`.
+fn file_bytes(hidden: usize, buckets: usize, kings: &KingBuckets) -> usize {
+    header_bytes(version_for(buckets, kings))
+        + 2 * (kings.inputs() * hidden + hidden + buckets * 2 * hidden)
         + 4 * buckets
         + CHECKSUM_BYTES
 }
@@ -96,6 +103,7 @@ impl Network {
     /// Builds a network from its quantized parts, checking sizes and weight bounds.
     pub fn from_parts(
         hidden: usize,
+        king_buckets: KingBuckets,
         feature_weights: Box<[i16]>,
         feature_biases: Box<[i16]>,
         output_weights: Box<[i16]>,
@@ -104,13 +112,14 @@ impl Network {
         check_hidden(hidden)?;
         let output_buckets = output_biases.len();
         check_buckets(output_buckets)?;
-        if feature_weights.len() != FEATURES * hidden
+        if feature_weights.len() != king_buckets.inputs() * hidden
             || feature_biases.len() != hidden
             || output_weights.len() != output_buckets * 2 * hidden
         {
             return Err(format!(
                 "array sizes do not match hidden size {hidden} with {output_buckets} output \
-                 buckets"
+                 buckets and {} king buckets",
+                king_buckets.count()
             ));
         }
         if let Some((i, w)) = first_out_of_range(&feature_weights, MAX_FEATURE_WEIGHT) {
@@ -135,6 +144,7 @@ impl Network {
         }
         let mut network = Network {
             hidden,
+            king_buckets,
             feature_weights,
             feature_biases,
             output_buckets,
@@ -178,10 +188,26 @@ impl Network {
             read_u32(bytes, HEADER_BYTES) as usize
         };
         check_buckets(buckets)?;
-        if version != version_for(buckets) {
+        let king_buckets = if version >= 3 {
+            let count = read_u32(bytes, HEADER_BYTES_V2) as usize;
+            let mirrored = match read_u32(bytes, HEADER_BYTES_V2 + 4) {
+                0 => false,
+                1 => true,
+                other => return Err(format!("king mirroring flag is {other}, not 0 or 1")),
+            };
+            let table: [u8; 64] = bytes[HEADER_BYTES_V2 + 8..HEADER_BYTES_V3]
+                .try_into()
+                .expect("the header holds 64 table bytes");
+            KingBuckets::new(table, count, mirrored)?
+        } else {
+            KingBuckets::NONE
+        };
+        if version != version_for(buckets, &king_buckets) {
             return Err(format!(
-                "version {version} with {buckets} output buckets: a net with one bucket is \
-                 version 1"
+                "version {version} with {buckets} output buckets and {} king buckets: such a \
+                 net is version {}",
+                king_buckets.count(),
+                version_for(buckets, &king_buckets)
             ));
         }
         let hidden = read_u32(bytes, 12) as usize;
@@ -198,7 +224,7 @@ impl Network {
                 ));
             }
         }
-        let expected = file_bytes(hidden, buckets);
+        let expected = file_bytes(hidden, buckets, &king_buckets);
         if bytes.len() != expected {
             return Err(format!(
                 "file is {} bytes, but a network with hidden size {hidden} takes {expected} ({})",
@@ -220,7 +246,7 @@ impl Network {
             ));
         }
 
-        let (feature_weights, rest) = body[header..].split_at(2 * FEATURES * hidden);
+        let (feature_weights, rest) = body[header..].split_at(2 * king_buckets.inputs() * hidden);
         let (feature_biases, rest) = rest.split_at(2 * hidden);
         let (output_weights, output_biases) = rest.split_at(buckets * 4 * hidden);
         let output_biases = output_biases
@@ -229,6 +255,7 @@ impl Network {
             .collect();
         Network::from_parts(
             hidden,
+            king_buckets,
             read_i16s(feature_weights),
             read_i16s(feature_biases),
             read_i16s(output_weights),
@@ -238,8 +265,12 @@ impl Network {
 
     /// The file bytes of this network, checksum included.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let version = version_for(self.output_buckets);
-        let mut bytes = Vec::with_capacity(file_bytes(self.hidden, self.output_buckets));
+        let version = version_for(self.output_buckets, &self.king_buckets);
+        let mut bytes = Vec::with_capacity(file_bytes(
+            self.hidden,
+            self.output_buckets,
+            &self.king_buckets,
+        ));
         bytes.extend_from_slice(MAGIC);
         for field in [version, self.hidden as u32, QA as u32, QB as u32] {
             bytes.extend_from_slice(&field.to_le_bytes());
@@ -247,6 +278,12 @@ impl Network {
         bytes.extend_from_slice(&(EVAL_SCALE as u32).to_le_bytes());
         if version >= 2 {
             bytes.extend_from_slice(&(self.output_buckets as u32).to_le_bytes());
+        }
+        if version >= 3 {
+            let kings = &self.king_buckets;
+            bytes.extend_from_slice(&(kings.count() as u32).to_le_bytes());
+            bytes.extend_from_slice(&u32::from(kings.mirrored()).to_le_bytes());
+            bytes.extend_from_slice(kings.table());
         }
         for value in self
             .feature_weights
@@ -272,6 +309,32 @@ impl Network {
     /// The number of output buckets (B).
     pub fn output_buckets(&self) -> usize {
         self.output_buckets
+    }
+
+    /// The shape in a few words, e.g. "(768 -> 256) x 2 -> 1, 8 output buckets" or
+    /// "(768 x 4 -> 256) x 2 -> 1, king buckets mirrored, 8 output buckets".
+    pub fn describe(&self) -> String {
+        let kings = &self.king_buckets;
+        let inputs = match kings.count() {
+            1 => "768".to_string(),
+            k => format!("768 x {k}"),
+        };
+        let mirrored = if kings.mirrored() {
+            ", king buckets mirrored"
+        } else {
+            ""
+        };
+        let plural = if self.output_buckets == 1 { "" } else { "s" };
+        format!(
+            "({inputs} -> {}) x 2 -> 1{mirrored}, {} output bucket{plural}",
+            self.hidden, self.output_buckets
+        )
+    }
+
+    /// How the king's square picks the input weights.
+    #[inline]
+    pub fn king_buckets(&self) -> &KingBuckets {
+        &self.king_buckets
     }
 
     /// The file checksum: the same weights always give the same value.
@@ -318,6 +381,7 @@ impl Network {
         let by = |scale: i32| move |&w: &i16| f32::from(w) / scale as f32;
         FloatNetwork {
             hidden: self.hidden,
+            king_buckets: self.king_buckets,
             feature_weights: self.feature_weights.iter().map(by(QA)).collect(),
             feature_biases: self.feature_biases.iter().map(by(QA)).collect(),
             output_weights: self.output_weights.iter().map(by(QB)).collect(),
@@ -439,6 +503,7 @@ fn screlu_dot_sse2(accumulator: &[i16], weights: &[i16]) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nnue::FEATURES;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -498,7 +563,7 @@ mod tests {
         for hidden in [16, 32, 256] {
             let network = FloatNetwork::random(hidden, hidden as u64).quantize();
             let bytes = network.to_bytes();
-            assert_eq!(bytes.len(), file_bytes(hidden, 1));
+            assert_eq!(bytes.len(), file_bytes(hidden, 1, &KingBuckets::NONE));
             assert_eq!(&bytes[..8], b"BSLTNNUE");
             let loaded = Network::from_bytes(&bytes).unwrap();
             assert_eq!(loaded, network);
@@ -512,7 +577,7 @@ mod tests {
             let network = FloatNetwork::random_bucketed(32, buckets, 3).quantize();
             assert_eq!(network.output_buckets(), buckets);
             let bytes = network.to_bytes();
-            assert_eq!(bytes.len(), file_bytes(32, buckets));
+            assert_eq!(bytes.len(), file_bytes(32, buckets, &KingBuckets::NONE));
             let fields: Vec<u32> = (0..6).map(|i| read_u32(&bytes, 8 + 4 * i)).collect();
             assert_eq!(fields, [2, 32, 255, 64, 400, buckets as u32]);
             let loaded = Network::from_bytes(&bytes).unwrap();
@@ -531,10 +596,79 @@ mod tests {
             let error = error_of(&with_buckets(buckets));
             assert!(error.contains("output buckets"), "B = {buckets}: {error}");
         }
-        assert!(error_of(&with_buckets(1)).contains("one bucket is version 1"));
+        assert!(error_of(&with_buckets(1)).contains("such a net is version 1"));
         assert!(error_of(&with_buckets(8)).contains("truncated"));
         assert!(error_of(&with_buckets(2)).contains("trailing"));
         assert!(error_of(&bytes[..HEADER_BYTES + 2]).contains("header of version 2"));
+    }
+
+    #[test]
+    fn king_bucketed_nets_are_version_3_round_trip_and_are_checked() {
+        let m4 = KingBuckets::named("m4").unwrap();
+        let network = FloatNetwork::random_with(32, 2, m4, 5).quantize();
+        let bytes = network.to_bytes();
+        assert_eq!(bytes.len(), file_bytes(32, 2, &m4));
+        let fields: Vec<u32> = (0..8).map(|i| read_u32(&bytes, 8 + 4 * i)).collect();
+        assert_eq!(fields, [3, 32, 255, 64, 400, 2, 4, 1]);
+        assert_eq!(&bytes[HEADER_BYTES_V2 + 8..HEADER_BYTES_V3], m4.table());
+        let loaded = Network::from_bytes(&bytes).unwrap();
+        assert_eq!(loaded, network);
+        assert_eq!(*loaded.king_buckets(), m4);
+        assert_eq!(loaded.to_bytes(), bytes);
+
+        let with = |at: usize, patch: &[u8]| {
+            let mut b = bytes.clone();
+            b[at..at + patch.len()].copy_from_slice(patch);
+            rehashed(b)
+        };
+        let count_at = HEADER_BYTES_V2;
+        for count in [0u32, 33, u32::MAX] {
+            let error = error_of(&with(count_at, &count.to_le_bytes()));
+            assert!(error.contains("king buckets"), "K = {count}: {error}");
+        }
+        // Fewer buckets than the table names; more than the weights hold.
+        assert!(error_of(&with(count_at, &2u32.to_le_bytes())).contains("maps to bucket 2"));
+        assert!(error_of(&with(count_at, &5u32.to_le_bytes())).contains("truncated"));
+        assert!(error_of(&with(count_at + 4, &2u32.to_le_bytes())).contains("mirroring flag"));
+        assert!(error_of(&with(count_at + 8, &[9])).contains("bucket 9"));
+        // A version 3 header that describes no king buckets at all.
+        let mut plain = with(count_at, &1u32.to_le_bytes());
+        plain[count_at + 4..HEADER_BYTES_V3].fill(0);
+        assert!(error_of(&rehashed(plain)).contains("such a net is version 2"));
+    }
+
+    /// Each perspective uses its own king's bucket and mirrors with it, and the layouts
+    /// split the board as documented.
+    #[test]
+    fn king_bucket_views() {
+        use crate::nnue::InputView;
+        use shakmaty::{Piece, Square};
+        let m4 = KingBuckets::named("m4").unwrap();
+        let pawn = Piece::from_char('P').unwrap();
+        // White king on g1: bucket 0 (a1/b1 mirrored), board mirrored, so e2 reads as d2.
+        let white = m4.view(Color::White, Square::G1);
+        assert_eq!(white.index(pawn, Square::E2), Square::D2 as usize);
+        // Black king on c8 is on its first rank, c-file: bucket 1, no mirroring; it sees the
+        // white pawn on e2 as an enemy pawn on e7.
+        let black = m4.view(Color::Black, Square::C8);
+        assert_eq!(
+            black.index(pawn, Square::E2),
+            crate::nnue::FEATURES + 384 + Square::E7 as usize
+        );
+        let bucket = |color, king| m4.view(color, king).index(pawn, Square::A3) / FEATURES;
+        assert_eq!(bucket(Color::White, Square::E2), 2);
+        assert_eq!(bucket(Color::Black, Square::E7), 2);
+        assert_eq!(bucket(Color::White, Square::H5), 3);
+        assert_eq!(bucket(Color::Black, Square::A1), 3);
+        assert_eq!(bucket(Color::White, Square::D1), 1);
+        assert_eq!(bucket(Color::Black, Square::H8), 0);
+        // The layout without buckets is the plain view for every king square.
+        for king in Square::ALL {
+            for color in Color::ALL {
+                assert_eq!(KingBuckets::NONE.view(color, king), InputView::plain(color));
+            }
+        }
+        assert!(KingBuckets::named("m5").is_none());
     }
 
     #[test]
@@ -568,7 +702,7 @@ mod tests {
             rehashed(b)
         };
         assert!(error_of(&with(0, b"BSLTNNUF")).contains("magic"));
-        assert!(error_of(&with(8, &3u32.to_le_bytes())).contains("format version 3"));
+        assert!(error_of(&with(8, &4u32.to_le_bytes())).contains("format version 4"));
         assert!(error_of(&with(8, &0u32.to_le_bytes())).contains("format version 0"));
         assert!(error_of(&with(16, &256u32.to_le_bytes())).contains("QA is 256"));
         assert!(error_of(&with(20, &128u32.to_le_bytes())).contains("QB is 128"));
@@ -653,6 +787,7 @@ mod tests {
         let hidden = 256;
         let network = Network::from_parts(
             hidden,
+            KingBuckets::NONE,
             vec![MAX_FEATURE_WEIGHT; FEATURES * hidden].into(),
             vec![MAX_FEATURE_BIAS; hidden].into(),
             vec![MAX_OUTPUT_WEIGHT; 2 * hidden].into(),

@@ -1,20 +1,23 @@
 //! The trainer's own state between runs: float parameters, Adam moments, epochs done.
 //!
 //! Little-endian: magic b"BSLTCKPT", u32 version (2), u32 H, u32 epochs done, u64 Adam
-//! steps, u64 seed, u32 output buckets, then f32 parameters, first moments and second
-//! moments (each in the net file's order), then the FNV-1a 64 of every byte before it.
-//! Version 1, from before output buckets, lacks the bucket count (one bucket).
+//! steps, u64 seed, u32 output buckets, then (version 3) u32 king buckets, u32 king
+//! mirroring (0 or 1) and the 64-byte king bucket table, then f32 parameters, first moments
+//! and second moments (each in the net file's order), then the FNV-1a 64 of every byte
+//! before it. Version 1, from before output buckets, lacks the bucket count (one bucket);
+//! versions 1 and 2 have no king buckets.
 
 use std::io;
 use std::path::Path;
 
-use super::network::{Adam, Network};
+use super::network::{Adam, KingBuckets, Network};
 use super::quantize::{fnv1a64, write_atomically};
 
 const MAGIC: &[u8; 8] = b"BSLTCKPT";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER_SIZE_V1: usize = 8 + 4 + 4 + 4 + 8 + 8;
-const HEADER_SIZE: usize = HEADER_SIZE_V1 + 4;
+const HEADER_SIZE_V2: usize = HEADER_SIZE_V1 + 4;
+const HEADER_SIZE: usize = HEADER_SIZE_V2 + 4 + 4 + 64;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Checkpoint {
@@ -35,6 +38,9 @@ pub fn save(path: &Path, checkpoint: &Checkpoint) -> io::Result<()> {
     bytes.extend_from_slice(&checkpoint.adam.steps.to_le_bytes());
     bytes.extend_from_slice(&checkpoint.seed.to_le_bytes());
     bytes.extend_from_slice(&(net.buckets as u32).to_le_bytes());
+    bytes.extend_from_slice(&(net.kings.count() as u32).to_le_bytes());
+    bytes.extend_from_slice(&u32::from(net.kings.mirrored()).to_le_bytes());
+    bytes.extend_from_slice(net.kings.table());
     let adam = &checkpoint.adam;
     for tensor in [&net.params, &adam.first_moment, &adam.second_moment] {
         for x in tensor {
@@ -54,21 +60,44 @@ pub fn load(path: &Path) -> io::Result<Checkpoint> {
             format!("{}: {why}", path.display()),
         )
     };
-    if bytes.len() < HEADER_SIZE + 8 || &bytes[0..8] != MAGIC {
+    if bytes.len() < HEADER_SIZE_V1 + 8 || &bytes[0..8] != MAGIC {
         return Err(invalid("not a basalt training checkpoint"));
     }
     let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
     let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-    let (header, buckets) = match u32_at(8) {
-        1 => (HEADER_SIZE_V1, 1),
-        2 => (HEADER_SIZE, u32_at(HEADER_SIZE_V1) as usize),
+    let header = match u32_at(8) {
+        1 => HEADER_SIZE_V1,
+        2 => HEADER_SIZE_V2,
+        3 => HEADER_SIZE,
         _ => return Err(invalid("unknown checkpoint version")),
+    };
+    if bytes.len() < header + 8 {
+        return Err(invalid("truncated header"));
+    }
+    let buckets = if header > HEADER_SIZE_V1 {
+        u32_at(HEADER_SIZE_V1) as usize
+    } else {
+        1
+    };
+    let kings = if header == HEADER_SIZE {
+        let table = bytes[HEADER_SIZE_V2 + 8..HEADER_SIZE]
+            .try_into()
+            .expect("64 table bytes");
+        let mirrored = match u32_at(HEADER_SIZE_V2 + 4) {
+            0 => false,
+            1 => true,
+            _ => return Err(invalid("king mirroring flag is not 0 or 1")),
+        };
+        KingBuckets::new(table, u32_at(HEADER_SIZE_V2) as usize, mirrored)
+            .map_err(|e| invalid(&e))?
+    } else {
+        KingBuckets::NONE
     };
     if !crate::nnue::OUTPUT_BUCKET_COUNTS.contains(&buckets) {
         return Err(invalid("output bucket count out of range"));
     }
     let hidden = u32_at(12) as usize;
-    let count = Network::param_count(hidden, buckets);
+    let count = Network::param_count(hidden, buckets, &kings);
     if bytes.len() != header + 12 * count + 8 {
         return Err(invalid("wrong size for its hidden layer"));
     }
@@ -84,6 +113,7 @@ pub fn load(path: &Path) -> io::Result<Checkpoint> {
         network: Network {
             hidden,
             buckets,
+            kings,
             params: floats[..count].to_vec(),
         },
         adam: Adam {
@@ -104,7 +134,13 @@ mod tests {
 
     #[test]
     fn checkpoint_round_trips_and_detects_damage() {
-        let network = Network::random(16, 2, &mut StdRng::seed_from_u64(1));
+        for kings in [KingBuckets::NONE, KingBuckets::named("m4").unwrap()] {
+            round_trip_and_damage(kings);
+        }
+    }
+
+    fn round_trip_and_damage(kings: KingBuckets) {
+        let network = Network::random(16, 2, kings, &mut StdRng::seed_from_u64(1));
         let mut adam = Adam::new(network.params.len());
         adam.first_moment[5] = 0.25;
         adam.second_moment[7] = 1e-9;

@@ -11,7 +11,7 @@ use shakmaty::{Color, Piece, Square};
 
 use crate::datagen::format::{self, GameResult};
 
-use super::network::{feature_index, MAX_ACTIVE_FEATURES};
+use super::network::{KingBuckets, MAX_ACTIVE_FEATURES};
 
 pub const RECORD_SIZE: usize = format::RECORD_BYTES;
 pub type Record = [u8; RECORD_SIZE];
@@ -148,17 +148,26 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// `wdl` is the weight of the game result against the search score in the target.
-    pub fn new(position: &LabelledPosition, wdl: f32) -> Sample {
+    /// `wdl` is the weight of the game result against the search score in the target;
+    /// `kings` numbers the inputs.
+    pub fn new(position: &LabelledPosition, wdl: f32, kings: &KingBuckets) -> Sample {
         let us = position.turn;
         let mut sample = Sample {
             features: [[0; MAX_ACTIVE_FEATURES]; 2],
             len: position.piece_count,
             target: 0.0,
         };
+        let king_of = |color: Color| {
+            position
+                .pieces()
+                .iter()
+                .find(|(_, piece)| *piece == color.king())
+                .map_or(Square::A1, |&(square, _)| square)
+        };
+        let views = [kings.view(us, king_of(us)), kings.view(!us, king_of(!us))];
         for (i, &(square, piece)) in position.pieces().iter().enumerate() {
-            sample.features[0][i] = feature_index(us, piece, square) as u16;
-            sample.features[1][i] = feature_index(!us, piece, square) as u16;
+            sample.features[0][i] = views[0].index(piece, square) as u16;
+            sample.features[1][i] = views[1].index(piece, square) as u16;
         }
         let (score, result) = match us {
             Color::White => (f32::from(position.score), f32::from(position.result) / 2.0),
@@ -174,8 +183,8 @@ impl Sample {
 
     /// The sample for a record, or None if it does not decode (`load` drops those, so this
     /// does not happen to loaded data).
-    pub fn from_record(record: &Record, wdl: f32) -> Option<Sample> {
-        decode(record).ok().map(|p| Sample::new(&p, wdl))
+    pub fn from_record(record: &Record, wdl: f32, kings: &KingBuckets) -> Option<Sample> {
+        decode(record).ok().map(|p| Sample::new(&p, wdl, kings))
     }
 }
 
@@ -336,7 +345,8 @@ mod tests {
             .into_position(CastlingMode::Standard)
             .unwrap();
         // White is 400 cp up and won; Black to move: sigmoid(-1) and result 0.
-        let sample = Sample::from_record(&encode(&black_to_move, 400, 2), 0.25).unwrap();
+        let sample =
+            Sample::from_record(&encode(&black_to_move, 400, 2), 0.25, &KingBuckets::NONE).unwrap();
         let expected = 0.75 / (1.0 + 1f32.exp());
         assert!((sample.target - expected).abs() < 1e-6);
         // The black king on e8 is the side to move's own king: seen from Black, e8 is e1.

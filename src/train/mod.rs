@@ -23,7 +23,7 @@ use rand::SeedableRng;
 
 use checkpoint::Checkpoint;
 use data::{Record, Sample};
-use network::{Adam, Network, Scratch};
+use network::{Adam, KingBuckets, Network, Scratch};
 
 /// How often a long epoch reports its progress.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
@@ -61,7 +61,7 @@ impl Worker {
         self.gradient.fill(0.0);
         let mut errors = 0.0;
         for &i in indices {
-            if let Some(sample) = Sample::from_record(&records[i as usize], wdl) {
+            if let Some(sample) = Sample::from_record(&records[i as usize], wdl, &net.kings) {
                 let error = net.add_gradient(&sample, scale, &mut self.gradient, &mut self.scratch);
                 errors += f64::from(error);
             }
@@ -71,10 +71,16 @@ impl Worker {
 }
 
 impl Trainer {
-    /// A freshly initialised network (seeded) with `buckets` output buckets, trained by
-    /// `threads` threads.
-    pub fn new(hidden: usize, buckets: usize, threads: usize, seed: u64) -> Trainer {
-        let network = Network::random(hidden, buckets, &mut StdRng::seed_from_u64(seed));
+    /// A freshly initialised network (seeded) with `buckets` output buckets and the king
+    /// buckets `kings`, trained by `threads` threads.
+    pub fn new(
+        hidden: usize,
+        buckets: usize,
+        kings: KingBuckets,
+        threads: usize,
+        seed: u64,
+    ) -> Trainer {
+        let network = Network::random(hidden, buckets, kings, &mut StdRng::seed_from_u64(seed));
         let adam = Adam::new(network.params.len());
         Trainer::resume(network, adam, threads)
     }
@@ -147,7 +153,7 @@ impl Trainer {
         let part_loss = |part: &[Record]| -> f64 {
             let mut scratch = Scratch::new(net.hidden);
             part.iter()
-                .filter_map(|r| Sample::from_record(r, wdl))
+                .filter_map(|r| Sample::from_record(r, wdl, &net.kings))
                 .map(|s| f64::from(net.squared_error(&s, &mut scratch)))
                 .sum()
         };
@@ -183,6 +189,9 @@ pub struct Settings {
     /// Output buckets (1, 2, 4 or 8). From `init`'s net of one bucket, every bucket starts
     /// as a copy of it.
     pub output_buckets: usize,
+    /// King buckets. From `init`'s net without them, every bucket starts as a copy of its
+    /// input weights.
+    pub king_buckets: KingBuckets,
     /// Total epochs, counting those a resumed checkpoint has done.
     pub epochs: u32,
     pub batch_size: usize,
@@ -287,6 +296,9 @@ pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String>
                 saved.network.buckets, settings.output_buckets
             ));
         }
+        if saved.network.kings != settings.king_buckets {
+            return Err("the checkpoint has another --king-buckets layout".to_string());
+        }
         if saved.seed != settings.seed {
             log(&format!(
                 "warning: the checkpoint was trained with --seed {}, this run uses {}: the \
@@ -315,18 +327,30 @@ pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String>
         }
         let network = network
             .with_buckets(settings.output_buckets)
+            .and_then(|network| network.with_king_buckets(settings.king_buckets))
             .map_err(|e| format!("{}: {e}", init.display()))?;
         log(&format!("starting from the weights of {}", init.display()));
         let adam = Adam::new(network.params.len());
         (Trainer::resume(network, adam, threads), 0)
     } else {
-        let buckets = settings.output_buckets;
-        let trainer = Trainer::new(settings.hidden, buckets, threads, settings.seed);
+        let trainer = Trainer::new(
+            settings.hidden,
+            settings.output_buckets,
+            settings.king_buckets,
+            threads,
+            settings.seed,
+        );
         (trainer, 0)
     };
     log(&format!(
-        "network (768 -> {h}) x 2 -> 1 with {} output buckets, {} parameters; validation \
-         loss {}",
+        "network (768 x {} -> {h}) x 2 -> 1 ({}mirrored) with {} output buckets, {} \
+         parameters; validation loss {}",
+        trainer.network.kings.count(),
+        if trainer.network.kings.mirrored() {
+            ""
+        } else {
+            "not "
+        },
         trainer.network.buckets,
         trainer.network.params.len(),
         format_loss(trainer.loss(&validation, settings.wdl)),
@@ -430,6 +454,7 @@ mod tests {
             init: None,
             hidden: 16,
             output_buckets: 1,
+            king_buckets: KingBuckets::NONE,
             epochs: 10,
             batch_size: 16,
             learning_rate: 0.001,
@@ -455,7 +480,7 @@ mod tests {
         let records = random_records(4000, 21);
         let (training, validation) = records.split_at(3600);
         for threads in [1, 2] {
-            let mut trainer = Trainer::new(32, 1, threads, 5);
+            let mut trainer = Trainer::new(32, 1, KingBuckets::NONE, threads, 5);
             let before = trainer.loss(validation, 0.25);
             let mut order: Vec<u32> = (0..training.len() as u32).collect();
             let mut losses = Vec::new();
@@ -480,8 +505,9 @@ mod tests {
     fn threads_split_the_batch_without_changing_it() {
         let records = random_records(300, 3);
         let batch: Vec<u32> = (0..300).collect();
-        let mut single = Trainer::new(16, 4, 1, 9);
-        let mut double = Trainer::new(16, 4, 2, 9);
+        let m4 = KingBuckets::named("m4").unwrap();
+        let mut single = Trainer::new(16, 4, m4, 1, 9);
+        let mut double = Trainer::new(16, 4, m4, 2, 9);
         let e1 = single.train_batch(&records, &batch, 0.0, 0.25);
         let e2 = double.train_batch(&records, &batch, 0.0, 0.25);
         assert!((e1 - e2).abs() < 1e-6 * e1);
@@ -526,6 +552,7 @@ mod tests {
             init: None,
             hidden: 16,
             output_buckets: 1,
+            king_buckets: KingBuckets::NONE,
             epochs,
             batch_size: 64,
             learning_rate: 0.002,
@@ -618,6 +645,57 @@ mod tests {
             refused.contains("4 output buckets cannot become one of 2"),
             "{refused}"
         );
+
+        // --king-buckets m4 from a net without them: every set is a copy, so wherever
+        // neither king stands on files e-h (no mirroring) the new net evaluates as the old.
+        let m4 = KingBuckets::named("m4").unwrap();
+        let kinged = Settings {
+            king_buckets: m4,
+            ..init("kinged", 0, 16)
+        };
+        run(&kinged, &mut |_| {}).unwrap();
+        let kinged_net = read("kinged.nnue");
+        assert_eq!(*kinged_net.king_buckets(), m4);
+        let mut compared = 0;
+        for record in random_records(300, 6) {
+            let turn = data::decode(&record).unwrap().turn;
+            let board = crate::datagen::format::unpack(&record).unwrap().board;
+            let queenside = |color| {
+                board
+                    .king_of(color)
+                    .is_some_and(|k| k.file() < shakmaty::File::E)
+            };
+            if !(queenside(shakmaty::Color::White) && queenside(shakmaty::Color::Black)) {
+                continue;
+            }
+            let pieces = board.occupied().count();
+            let evaluate = |net: &crate::nnue::Network| {
+                let accumulator = crate::nnue::Accumulator::from_board(net, &board);
+                net.output(&accumulator, turn, pieces)
+            };
+            assert_eq!(evaluate(&narrow), evaluate(&kinged_net));
+            compared += 1;
+        }
+        assert!(compared >= 10, "{compared} positions compared");
+        // One epoch of training on it, then a resume that names another layout is refused.
+        run(
+            &Settings {
+                king_buckets: m4,
+                ..init("kinged", 1, 16)
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        let refused = run(
+            &Settings {
+                resume: true,
+                init: None,
+                ..settings("kinged", 2, true)
+            },
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(refused.contains("--king-buckets"), "{refused}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

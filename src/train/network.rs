@@ -1,6 +1,6 @@
 //! The network in f32: parameters, forward pass, gradient of the loss, Adam.
 //!
-//! (768 -> H) x 2 -> 1 with squared clipped ReLU and B output buckets. Each perspective
+//! (768 K -> H) x 2 -> 1 with squared clipped ReLU, K king buckets and B output buckets. Each perspective
 //! (side to move, other side) sums the feature-weight rows of its active features onto the
 //! feature bias; the output is the side to move's half dotted with the first H output
 //! weights of the position's bucket (chosen by its piece count, `nnue::output_bucket`),
@@ -8,13 +8,14 @@
 //! (centipawns / 400).
 //!
 //! The parameters are one flat vector in the quantized file's order: feature weights
-//! `[768][H]` (feature-major), feature bias `[H]`, output weights `[B][2H]` (side to
+//! `[768 K][H]` (feature-major), feature bias `[H]`, output weights `[B][2H]` (side to
 //! move's half first), output biases `[B]`. Gradients and Adam moments use the same layout.
 
 use rand::Rng;
 
 use super::data::Sample;
 
+/// Inputs per perspective of a net without king buckets.
 pub const INPUTS: usize = crate::nnue::FEATURES;
 /// At most 32 pieces on the board, so at most 32 active features per perspective.
 pub const MAX_ACTIVE_FEATURES: usize = 32;
@@ -22,9 +23,9 @@ pub const MAX_ACTIVE_FEATURES: usize = 32;
 /// (x 64) must fit in an i8-sized range (|w| <= 127) and the accumulators in i16.
 pub const WEIGHT_LIMIT: f32 = crate::nnue::WEIGHT_CLIP;
 
-/// The engine's feature layout (own pieces first, Black's view flipped), shared so the
-/// two cannot drift apart.
-pub use crate::nnue::feature_index;
+/// The engine's feature layout (own pieces first, Black's view flipped, king buckets),
+/// shared so the two cannot drift apart.
+pub use crate::nnue::{feature_index, KingBuckets};
 
 /// Squared clipped ReLU.
 #[inline]
@@ -43,29 +44,46 @@ pub struct Network {
     pub hidden: usize,
     /// Output buckets (B).
     pub buckets: usize,
+    /// King buckets (K sets of input weights).
+    pub kings: KingBuckets,
     /// All parameters, in the file's order (see the module comment).
     pub params: Vec<f32>,
 }
 
 impl Network {
-    pub fn param_count(hidden: usize, buckets: usize) -> usize {
-        INPUTS * hidden + hidden + buckets * (2 * hidden + 1)
+    pub fn param_count(hidden: usize, buckets: usize, kings: &KingBuckets) -> usize {
+        kings.inputs() * hidden + hidden + buckets * (2 * hidden + 1)
     }
 
-    pub fn zeros(hidden: usize, buckets: usize) -> Network {
+    pub fn zeros(hidden: usize, buckets: usize, kings: KingBuckets) -> Network {
         Network {
             hidden,
             buckets,
-            params: vec![0.0; Self::param_count(hidden, buckets)],
+            kings,
+            params: vec![0.0; Self::param_count(hidden, buckets, &kings)],
         }
     }
 
+    /// Inputs per perspective (768 K).
+    #[inline]
+    pub fn inputs(&self) -> usize {
+        self.kings.inputs()
+    }
+
     /// Weights uniform in +-1/sqrt(fan-in) of their layer, biases zero.
-    pub fn random(hidden: usize, buckets: usize, rng: &mut impl Rng) -> Network {
-        let mut net = Network::zeros(hidden, buckets);
+    /// The fan-in of a feature weight is taken as 768 whatever K: a perspective sees one
+    /// king bucket's rows at a time.
+    pub fn random(
+        hidden: usize,
+        buckets: usize,
+        kings: KingBuckets,
+        rng: &mut impl Rng,
+    ) -> Network {
+        let mut net = Network::zeros(hidden, buckets, kings);
         let feature_range = 1.0 / (INPUTS as f32).sqrt();
         let output_range = 1.0 / ((2 * hidden) as f32).sqrt();
-        let (feature_weights, _, output_weights, _) = split_mut(&mut net.params, hidden);
+        let inputs = net.inputs();
+        let (feature_weights, _, output_weights, _) = split_mut(&mut net.params, hidden, inputs);
         for w in feature_weights {
             *w = rng.random_range(-feature_range..feature_range);
         }
@@ -76,18 +94,18 @@ impl Network {
     }
 
     pub fn feature_weights(&self) -> &[f32] {
-        &self.params[..INPUTS * self.hidden]
+        &self.params[..self.inputs() * self.hidden]
     }
 
     pub fn feature_bias(&self) -> &[f32] {
-        let h = self.hidden;
-        &self.params[INPUTS * h..(INPUTS + 1) * h]
+        let (h, inputs) = (self.hidden, self.inputs());
+        &self.params[inputs * h..(inputs + 1) * h]
     }
 
     /// Every bucket's output weights, bucket by bucket.
     pub fn output_weights(&self) -> &[f32] {
-        let h = self.hidden;
-        &self.params[(INPUTS + 1) * h..(INPUTS + 1) * h + self.buckets * 2 * h]
+        let (h, inputs) = (self.hidden, self.inputs());
+        &self.params[(inputs + 1) * h..(inputs + 1) * h + self.buckets * 2 * h]
     }
 
     pub fn output_biases(&self) -> &[f32] {
@@ -107,7 +125,7 @@ impl Network {
                 self.buckets
             ));
         }
-        let mut params = self.params[..(INPUTS + 1) * self.hidden].to_vec();
+        let mut params = self.params[..(self.inputs() + 1) * self.hidden].to_vec();
         for _ in 0..buckets {
             params.extend_from_slice(self.output_weights());
         }
@@ -115,6 +133,35 @@ impl Network {
         Ok(Network {
             hidden: self.hidden,
             buckets,
+            kings: self.kings,
+            params,
+        })
+    }
+
+    /// This network with the king buckets `kings`, each bucket's input weights a copy of
+    /// its single set: the start of a king-bucketed net trained on from one without. Without
+    /// mirroring it equals the original until training moves the buckets apart; with
+    /// mirroring, a king on files e-h reads the rows of the mirror-image squares, which a
+    /// net trained on mirrored data nearly agrees with.
+    pub fn with_king_buckets(&self, kings: KingBuckets) -> Result<Network, String> {
+        if kings == self.kings {
+            return Ok(self.clone());
+        }
+        if self.kings != KingBuckets::NONE {
+            return Err(format!(
+                "a net of {} king buckets cannot take another layout",
+                self.kings.count()
+            ));
+        }
+        let mut params = Vec::with_capacity(Self::param_count(self.hidden, self.buckets, &kings));
+        for _ in 0..kings.count() {
+            params.extend_from_slice(self.feature_weights());
+        }
+        params.extend_from_slice(&self.params[self.inputs() * self.hidden..]);
+        Ok(Network {
+            hidden: self.hidden,
+            buckets: self.buckets,
+            kings,
             params,
         })
     }
@@ -186,7 +233,7 @@ impl Network {
         let range = self.bucket_weight_range(bucket);
         let output_weights = &self.output_weights()[range.clone()];
         let (g_feature_weights, g_feature_bias, g_output_weights, g_output_biases) =
-            split_mut(grad, h);
+            split_mut(grad, h, self.inputs());
         let g_output_weights = &mut g_output_weights[range];
         g_output_biases[bucket] += d_out;
         for side in 0..2 {
@@ -237,8 +284,8 @@ type Tensors<'a> = (&'a mut [f32], &'a mut [f32], &'a mut [f32], &'a mut [f32]);
 
 /// The four tensors of a flat parameter (or gradient) vector: feature weights, feature
 /// bias, output weights (every bucket's) and output biases.
-fn split_mut(params: &mut [f32], hidden: usize) -> Tensors<'_> {
-    let (feature_weights, rest) = params.split_at_mut(INPUTS * hidden);
+fn split_mut(params: &mut [f32], hidden: usize, inputs: usize) -> Tensors<'_> {
+    let (feature_weights, rest) = params.split_at_mut(inputs * hidden);
     let (feature_bias, rest) = rest.split_at_mut(hidden);
     let buckets = rest.len() / (2 * hidden + 1);
     let (output_weights, output_biases) = rest.split_at_mut(buckets * 2 * hidden);
@@ -386,7 +433,7 @@ mod tests {
     /// sit inside (0, 1) where every path of the gradient is live.
     fn test_network(hidden: usize, seed: u64) -> Network {
         let mut rng = StdRng::seed_from_u64(seed);
-        let mut net = Network::random(hidden, BUCKETS, &mut rng);
+        let mut net = Network::random(hidden, BUCKETS, KingBuckets::NONE, &mut rng);
         for p in net.params.iter_mut() {
             *p = rng.random_range(-0.3..0.3);
         }
@@ -400,7 +447,7 @@ mod tests {
     fn samples(count: usize, seed: u64) -> Vec<Sample> {
         random_records(count, seed)
             .iter()
-            .map(|r| Sample::from_record(r, 0.25).unwrap())
+            .map(|r| Sample::from_record(r, 0.25, &KingBuckets::NONE).unwrap())
             .collect()
     }
 

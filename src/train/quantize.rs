@@ -37,6 +37,7 @@ pub fn quantized(net: &Network) -> crate::nnue::Network {
     let h = net.hidden;
     crate::nnue::Network::from_parts(
         h,
+        net.kings,
         to_i16s(net.feature_weights(), QA),
         to_i16s(net.feature_bias(), QA),
         to_i16s(net.output_weights(), QB),
@@ -59,7 +60,8 @@ pub fn quantized_bytes(net: &Network) -> Vec<u8> {
 pub fn dequantized(net: &crate::nnue::Network) -> Network {
     let float = net.dequantize();
     let buckets = float.output_biases.len();
-    let mut params = Vec::with_capacity(Network::param_count(float.hidden, buckets));
+    let kings = float.king_buckets;
+    let mut params = Vec::with_capacity(Network::param_count(float.hidden, buckets, &kings));
     params.extend_from_slice(&float.feature_weights);
     params.extend_from_slice(&float.feature_biases);
     params.extend_from_slice(&float.output_weights);
@@ -67,6 +69,7 @@ pub fn dequantized(net: &crate::nnue::Network) -> Network {
     Network {
         hidden: float.hidden,
         buckets,
+        kings,
         params,
     }
 }
@@ -101,7 +104,7 @@ mod tests {
     use crate::nnue::Accumulator;
     use crate::train::data::synthetic::random_records;
     use crate::train::data::{decode, Sample};
-    use crate::train::network::INPUTS;
+    use crate::train::network::{KingBuckets, INPUTS};
     use crate::train::Trainer;
 
     #[test]
@@ -110,7 +113,7 @@ mod tests {
         let float = dequantized(&net);
         assert_eq!(
             float.params.len(),
-            Network::param_count(net.hidden_size(), net.output_buckets())
+            Network::param_count(net.hidden_size(), net.output_buckets(), net.king_buckets())
         );
         assert_eq!(quantized_bytes(&float), net.to_bytes());
         let bucketed = crate::nnue::FloatNetwork::random_bucketed(32, 8, 4).quantize();
@@ -128,9 +131,15 @@ mod tests {
     /// that is the format's resolution, not the writer's error.
     #[test]
     fn quantized_file_round_trips() {
+        for layout in ["none", "mirror", "m4"] {
+            round_trip(KingBuckets::named(layout).unwrap());
+        }
+    }
+
+    fn round_trip(kings: KingBuckets) {
         let hidden = 32;
         let records = random_records(3000, 11);
-        let mut trainer = Trainer::new(hidden, 2, 1, 1);
+        let mut trainer = Trainer::new(hidden, 2, kings, 1, 1);
         let order: Vec<u32> = (0..records.len() as u32).collect();
         for batch in order.chunks(256).cycle().take(40) {
             trainer.train_batch(&records, batch, 0.01, 0.25);
@@ -149,7 +158,7 @@ mod tests {
         assert_eq!(quantized.output_buckets(), 2);
 
         let mut on_grid = net.clone();
-        let hq = INPUTS * hidden + hidden;
+        let hq = kings.count() * INPUTS * hidden + hidden;
         for (i, p) in on_grid.params.iter_mut().enumerate() {
             let scale = match i {
                 i if i < hq => QA,
@@ -167,7 +176,7 @@ mod tests {
             let accumulator = Accumulator::from_board(&quantized, &board);
             let pieces = board.occupied().count();
             let integer = i64::from(quantized.output(&accumulator, position.turn, pieces));
-            let sample = Sample::new(&position, 0.0);
+            let sample = Sample::new(&position, 0.0, &kings);
             let cp = |n: &Network| (n.evaluate(&sample) * EVAL_SCALE as f32).round() as i64;
             worst_grid = worst_grid.max((integer - cp(&on_grid)).abs());
             worst_float = worst_float.max((integer - cp(&net)).abs());

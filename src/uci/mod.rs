@@ -243,14 +243,8 @@ impl Engine {
         match loaded {
             Ok(network) => {
                 self.info_string(&format!(
-                    "EvalFile {path}: network (768 -> {}) x 2 -> 1, {} output bucket{}, loaded",
-                    network.hidden_size(),
-                    network.output_buckets(),
-                    if network.output_buckets() == 1 {
-                        ""
-                    } else {
-                        "s"
-                    }
+                    "EvalFile {path}: network {}, loaded",
+                    network.describe()
                 ));
                 self.network = network;
                 self.options.eval_file = path;
