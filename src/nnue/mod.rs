@@ -269,6 +269,11 @@ impl KingBuckets {
     /// that king, which legal positions never are).
     #[inline]
     pub fn view_of(&self, perspective: Color, board: &shakmaty::Board) -> InputView {
+        // Without king buckets the king is never looked up: the nets of today stay as fast
+        // as before king buckets existed.
+        if self.count == 1 && !self.mirrored {
+            return InputView::plain(perspective);
+        }
         let king = board.king_of(perspective).unwrap_or(Square::A1);
         self.view(perspective, king)
     }
