@@ -247,6 +247,38 @@ impl KingBuckets {
         &self.table
     }
 
+    /// Whether the king's square matters at all (false for [`KingBuckets::NONE`]).
+    #[inline]
+    pub fn uses_king(&self) -> bool {
+        self.count > 1 || self.mirrored
+    }
+
+    /// Bytes in [`KingBuckets::to_bytes`]: u32 count, u32 mirroring (0 or 1), the table.
+    pub const BYTES: usize = 4 + 4 + 64;
+
+    /// The layout as stored in net files (version 3) and trainer checkpoints.
+    pub fn to_bytes(&self) -> [u8; KingBuckets::BYTES] {
+        let mut bytes = [0u8; KingBuckets::BYTES];
+        bytes[..4].copy_from_slice(&u32::from(self.count).to_le_bytes());
+        bytes[4..8].copy_from_slice(&u32::from(self.mirrored).to_le_bytes());
+        bytes[8..].copy_from_slice(&self.table);
+        bytes
+    }
+
+    /// Reads [`KingBuckets::to_bytes`]' layout from the first `BYTES` of `bytes`, checked.
+    pub fn from_bytes(bytes: &[u8]) -> Result<KingBuckets, String> {
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        let mirrored = match u32_at(4) {
+            0 => false,
+            1 => true,
+            other => return Err(format!("king mirroring flag is {other}, not 0 or 1")),
+        };
+        let table = bytes[8..KingBuckets::BYTES]
+            .try_into()
+            .expect("64 table bytes");
+        KingBuckets::new(table, u32_at(0) as usize, mirrored)
+    }
+
     /// Inputs per perspective: `count` x [`FEATURES`].
     #[inline]
     pub fn inputs(&self) -> usize {
@@ -271,7 +303,7 @@ impl KingBuckets {
     pub fn view_of(&self, perspective: Color, board: &shakmaty::Board) -> InputView {
         // Without king buckets the king is never looked up: the nets of today stay as fast
         // as before king buckets existed.
-        if self.count == 1 && !self.mirrored {
+        if !self.uses_king() {
             return InputView::plain(perspective);
         }
         let king = board.king_of(perspective).unwrap_or(Square::A1);

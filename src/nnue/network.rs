@@ -20,7 +20,7 @@ const HEADER_BYTES: usize = 8 + 5 * 4;
 const HEADER_BYTES_V2: usize = HEADER_BYTES + 4;
 /// Version 3 adds two more u32, the king bucket count and the mirroring flag (0 or 1), and
 /// the 64-byte table of each king square's bucket.
-const HEADER_BYTES_V3: usize = HEADER_BYTES_V2 + 2 * 4 + 64;
+const HEADER_BYTES_V3: usize = HEADER_BYTES_V2 + KingBuckets::BYTES;
 /// The checksum (u64) after the output biases.
 const CHECKSUM_BYTES: usize = 8;
 
@@ -189,16 +189,7 @@ impl Network {
         };
         check_buckets(buckets)?;
         let king_buckets = if version >= 3 {
-            let count = read_u32(bytes, HEADER_BYTES_V2) as usize;
-            let mirrored = match read_u32(bytes, HEADER_BYTES_V2 + 4) {
-                0 => false,
-                1 => true,
-                other => return Err(format!("king mirroring flag is {other}, not 0 or 1")),
-            };
-            let table: [u8; 64] = bytes[HEADER_BYTES_V2 + 8..HEADER_BYTES_V3]
-                .try_into()
-                .expect("the header holds 64 table bytes");
-            KingBuckets::new(table, count, mirrored)?
+            KingBuckets::from_bytes(&bytes[HEADER_BYTES_V2..HEADER_BYTES_V3])?
         } else {
             KingBuckets::NONE
         };
@@ -280,10 +271,7 @@ impl Network {
             bytes.extend_from_slice(&(self.output_buckets as u32).to_le_bytes());
         }
         if version >= 3 {
-            let kings = &self.king_buckets;
-            bytes.extend_from_slice(&(kings.count() as u32).to_le_bytes());
-            bytes.extend_from_slice(&u32::from(kings.mirrored()).to_le_bytes());
-            bytes.extend_from_slice(kings.table());
+            bytes.extend_from_slice(&self.king_buckets.to_bytes());
         }
         for value in self
             .feature_weights

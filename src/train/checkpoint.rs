@@ -17,7 +17,7 @@ const MAGIC: &[u8; 8] = b"BSLTCKPT";
 const VERSION: u32 = 3;
 const HEADER_SIZE_V1: usize = 8 + 4 + 4 + 4 + 8 + 8;
 const HEADER_SIZE_V2: usize = HEADER_SIZE_V1 + 4;
-const HEADER_SIZE: usize = HEADER_SIZE_V2 + 4 + 4 + 64;
+const HEADER_SIZE: usize = HEADER_SIZE_V2 + KingBuckets::BYTES;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Checkpoint {
@@ -38,9 +38,7 @@ pub fn save(path: &Path, checkpoint: &Checkpoint) -> io::Result<()> {
     bytes.extend_from_slice(&checkpoint.adam.steps.to_le_bytes());
     bytes.extend_from_slice(&checkpoint.seed.to_le_bytes());
     bytes.extend_from_slice(&(net.buckets as u32).to_le_bytes());
-    bytes.extend_from_slice(&(net.kings.count() as u32).to_le_bytes());
-    bytes.extend_from_slice(&u32::from(net.kings.mirrored()).to_le_bytes());
-    bytes.extend_from_slice(net.kings.table());
+    bytes.extend_from_slice(&net.kings.to_bytes());
     let adam = &checkpoint.adam;
     for tensor in [&net.params, &adam.first_moment, &adam.second_moment] {
         for x in tensor {
@@ -80,16 +78,7 @@ pub fn load(path: &Path) -> io::Result<Checkpoint> {
         1
     };
     let kings = if header == HEADER_SIZE {
-        let table = bytes[HEADER_SIZE_V2 + 8..HEADER_SIZE]
-            .try_into()
-            .expect("64 table bytes");
-        let mirrored = match u32_at(HEADER_SIZE_V2 + 4) {
-            0 => false,
-            1 => true,
-            _ => return Err(invalid("king mirroring flag is not 0 or 1")),
-        };
-        KingBuckets::new(table, u32_at(HEADER_SIZE_V2) as usize, mirrored)
-            .map_err(|e| invalid(&e))?
+        KingBuckets::from_bytes(&bytes[HEADER_SIZE_V2..HEADER_SIZE]).map_err(|e| invalid(&e))?
     } else {
         KingBuckets::NONE
     };

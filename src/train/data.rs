@@ -157,7 +157,11 @@ impl Sample {
             len: position.piece_count,
             target: 0.0,
         };
+        // Without king buckets the views ignore the king: skip looking for it.
         let king_of = |color: Color| {
+            if !kings.uses_king() {
+                return Square::A1;
+            }
             position
                 .pieces()
                 .iter()
