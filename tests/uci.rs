@@ -1847,7 +1847,9 @@ fn eight_threads_on_a_tiny_table_stay_correct() {
         e.send(&format!("position fen {fen}"));
         // A depth, not a clock: on a loaded two-core machine eight threads may not reach the
         // depth that sees the quiet queen sacrifice of the second position in a fixed time.
-        let search = e.go("go depth 16");
+        // Pruning hides that sacrifice until depth 12-16 (it varies with the threads'
+        // interleaving), and once it is seen the deeper iterations take milliseconds.
+        let search = e.go("go depth 24");
         check_search(fen, false, &search);
         for info in search.iterations() {
             if let Score::Mate(n) = info.score {
