@@ -24,6 +24,10 @@ pub const DEFAULT_HASH_MB: usize = 16;
 
 const ENTRIES_PER_BUCKET: usize = 4;
 const GENERATION_MASK: u8 = 0x3f;
+/// A new bound for a key does not replace an entry more than this many plies deeper...
+const KEEP_DEEPER_BY: u8 = 3;
+/// ... nor does a new exact result replace one of the same search this much deeper.
+const KEEP_FAR_DEEPER_BY: u8 = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bound {
@@ -284,12 +288,23 @@ impl TranspositionTable {
             let data = slot.data.load(Ordering::Relaxed);
             let check = slot.check.load(Ordering::Relaxed);
             if check ^ data == key {
-                if let Some((old, _)) = unpack(data) {
+                if let Some((old, gen)) = unpack(data) {
                     if entry.mv.is_none() {
                         entry.mv = old.mv;
                     }
-                    // Keep a deeper exact result from this search over a shallow bound.
-                    if entry.bound != Bound::Exact && old.depth > entry.depth + 3 {
+                    // Keep a much deeper result over a shallow bound, and over a shallow
+                    // exact result too if it is from this search: a helper far behind the
+                    // main thread (many threads on few cores) searches the nodes near the
+                    // root again at low depth, and its exact entries would erase the moves
+                    // the main thread's next iteration needs.
+                    let keep_by = if entry.bound != Bound::Exact {
+                        KEEP_DEEPER_BY
+                    } else if gen == generation {
+                        KEEP_FAR_DEEPER_BY
+                    } else {
+                        u8::MAX
+                    };
+                    if old.depth > entry.depth.saturating_add(keep_by) {
                         return;
                     }
                 }
@@ -366,6 +381,30 @@ mod tests {
         tt.store(0xdead_beef_1234_5678, entry(7, -31000));
         assert_eq!(tt.probe(0xdead_beef_1234_5678), Some(entry(7, -31000)));
         assert_eq!(tt.probe(0xdead_beef_1234_5679), None);
+    }
+
+    #[test]
+    fn a_shallow_result_does_not_erase_a_deep_one_of_the_same_search() {
+        let tt = TranspositionTable::new(1);
+        let key = 0x0123_4567_89ab_cdef;
+        let exact = |depth, score| TtEntry {
+            bound: Bound::Exact,
+            mv: PackedMove(0x0456),
+            ..entry(depth, score)
+        };
+        tt.store(key, exact(20, 31_000));
+        // A shallow bound never replaces it, and a shallow exact result of this search
+        // (a helper far behind the main thread) does not either.
+        tt.store(key, entry(16, 5));
+        tt.store(key, exact(11, 40));
+        assert_eq!(tt.probe(key), Some(exact(20, 31_000)));
+        // A moderately shallower exact result does, as does one of a later search.
+        tt.store(key, exact(12, 50));
+        assert_eq!(tt.probe(key), Some(exact(12, 50)));
+        tt.store(key, exact(30, 60));
+        tt.new_search();
+        tt.store(key, exact(2, 70));
+        assert_eq!(tt.probe(key), Some(exact(2, 70)));
     }
 
     #[test]

@@ -514,9 +514,17 @@ fn check_search(fen: &str, chess960: bool, search: &Search) {
         search.bestmove
     );
     let mut last_depth = 0;
+    let mut last_hashfull = 0;
     for info in &iterations {
         assert!(info.depth >= last_depth, "depth went down: {info:?}");
         last_depth = info.depth;
+        // A search stores entries of one table generation only, so the share of them can
+        // only grow; a drop means some thread started a new generation mid-search.
+        assert!(
+            info.hashfull >= last_hashfull,
+            "hashfull went down from {last_hashfull}: {info:?}"
+        );
+        last_hashfull = info.hashfull;
         assert!(info.seldepth >= info.depth, "seldepth < depth: {info:?}");
         assert_eq!(info.multipv, 1);
         assert!(info.nodes > 0 && info.hashfull <= 1000, "{info:?}");

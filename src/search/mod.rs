@@ -228,6 +228,10 @@ pub struct Searcher {
     /// Lazy SMP: helper threads with an odd id start one iteration deeper, so the threads
     /// do not all search the same depth at the same time.
     pub helper_id: usize,
+    /// Whether `search` starts a new table generation. A thread pool starts it once for
+    /// all its threads: a helper that the scheduler starts late would otherwise age the
+    /// entries the others stored in this very search, making them the first victims.
+    pub ages_table: bool,
     pub config: SearchConfig,
     pub stats: Stats,
     /// How many best root moves to search and report (MultiPV); line 1 is the one played.
@@ -301,6 +305,7 @@ impl Searcher {
             tt,
             node_counter: Arc::new(AtomicU64::new(0)),
             helper_id: 0,
+            ages_table: true,
             config: SearchConfig::default(),
             stats: Stats::default(),
             multipv: 1,
@@ -376,7 +381,9 @@ impl Searcher {
             self.limits.nodes = Some(self.limits.nodes.map_or(budget, |n| n.min(budget)));
         }
         self.history.new_search();
-        self.tt.new_search();
+        if self.ages_table {
+            self.tt.new_search();
+        }
         if let Some(network) = &self.network {
             self.accumulators
                 .reset(network, pos.board().board(), pos.key());

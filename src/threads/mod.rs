@@ -134,6 +134,7 @@ impl Helper {
         let (jobs, inbox) = unbounded::<HelperJob>();
         let mut searcher = Searcher::new(idle_table.clone(), Arc::new(Control::default()));
         searcher.helper_id = id;
+        searcher.ages_table = false;
         let nodes = searcher.node_counter.clone();
         let tb_hits = searcher.tb_hit_counter.clone();
         let (lowered, priority_lowered) = crossbeam_channel::bounded::<()>(1);
@@ -227,7 +228,7 @@ impl SearchThread {
         let finished = Arc::new(AtomicU64::new(0));
         memory::map_large_blocks();
         let (tasks, done) = upkeep::spawn();
-        let worker = Worker {
+        let mut worker = Worker {
             searcher: Searcher::new(tt.clone(), control.clone()),
             control: control.clone(),
             busy: busy.clone(),
@@ -248,6 +249,7 @@ impl SearchThread {
             tables: None,
             tables_note: None,
         };
+        worker.searcher.ages_table = false;
         let handle = std::thread::Builder::new()
             .name("search".into())
             .stack_size(SEARCH_STACK_BYTES)
@@ -611,6 +613,8 @@ impl Worker {
             setup.probe.rule50,
         );
         self.searcher.tt = self.tt.clone();
+        // One generation per search, started before any thread of it stores an entry.
+        self.tt.new_search();
         // Helpers search without limits of their own: the main thread stops them.
         self.helper_control = Arc::new(Control::default());
         // Handing a search to a thousand helpers takes tens of milliseconds on two cores:
