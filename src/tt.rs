@@ -393,8 +393,8 @@ mod tests {
             ..entry(depth, score)
         };
         tt.store(key, exact(20, 31_000));
-        // A shallow bound never replaces it, and a shallow exact result of this search
-        // (a helper far behind the main thread) does not either.
+        // A bound 4 plies shallower does not replace it, nor does an exact result of this
+        // search 9 plies shallower (a helper far behind the main thread).
         tt.store(key, entry(16, 5));
         tt.store(key, exact(11, 40));
         assert_eq!(tt.probe(key), Some(exact(20, 31_000)));
