@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import chess.pgn
 
-COMMENT = re.compile(r"([+-]?(?:\d+\.\d+|M\d+|-?M\d+))/(\d+) (\d+\.\d+)s")
+COMMENT = re.compile(r"([+-]?(?:\d+\.\d+|M\d+))/(\d+) (\d+\.\d+)s")
 BUCKETS = [(1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60), (61, 10_000)]
 
 
