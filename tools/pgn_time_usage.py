@@ -12,7 +12,9 @@ from collections import defaultdict
 import chess.pgn
 
 COMMENT = re.compile(r"([+-]?(?:\d+\.\d+|M\d+))/(\d+) (\d+\.\d+)s")
-BUCKETS = [(1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60), (61, 10_000)]
+# move-number buckets of ten; the last holds every move from 61 on
+LAST_BUCKET = 6
+LABELS = [f"{10 * i + 1}-{10 * i + 10}" for i in range(LAST_BUCKET)] + ["61+"]
 
 
 def main():
@@ -30,16 +32,14 @@ def main():
                     m = COMMENT.search(node.comment or "")
                     if not m:
                         continue
-                    for i, (lo, hi) in enumerate(BUCKETS):
-                        if lo <= move_number <= hi:
-                            seconds[names[mover]][i].append(float(m.group(3)))
+                    bucket = min((move_number - 1) // 10, LAST_BUCKET)
+                    seconds[names[mover]][bucket].append(float(m.group(3)))
                     depths[names[mover]].append(int(m.group(2)))
-    head = ["1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+"]
-    print("| engine | " + " | ".join(head) + " | mean | median depth |")
-    print("| --- " * (len(head) + 3) + "|")
+    print("| engine | " + " | ".join(LABELS) + " | mean | median depth |")
+    print("| --- " * (len(LABELS) + 3) + "|")
     for name, by_bucket in seconds.items():
-        cells = [f"{statistics.mean(by_bucket[i]):.3f}" if by_bucket[i] else "-" for i in range(len(head))]
-        every = [s for i in range(len(head)) for s in by_bucket[i]]
+        cells = [f"{statistics.mean(by_bucket[i]):.3f}" if by_bucket[i] else "-" for i in range(len(LABELS))]
+        every = [s for i in range(len(LABELS)) for s in by_bucket[i]]
         print(f"| {name} | " + " | ".join(cells)
               + f" | {statistics.mean(every):.3f} | {statistics.median(depths[name]):.0f} |")
 
