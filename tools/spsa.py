@@ -3,7 +3,7 @@
 
 usage: tools/spsa.py --engine BIN --state FILE [--iterations N] [--tc 4+0.04]
                      [--concurrency K] [--openings EPD] [--match PATH]
-                     [--only NAME ...] [--c-share 0.05] [--r-end 0.002] [--seed S]
+                     [--only NAME ...] [--c-share 0.05] [--r-end 0.005] [--seed S]
 
 BIN must be a `tune` build (`cargo build --release --features tune`): it declares every
 parameter of `tunable!` in src/search/params.rs as a spin option (upper-case name, range).
