@@ -69,6 +69,10 @@ class Spsa:
                 "results": [],
             }
         self.n = self.state["iterations"]
+        # Iterations still to play, in order. Two workers can finish out of order, so a stopped
+        # run may leave a gap below its last finished pair: it is played first on resume.
+        finished = {r["k"] for r in self.state["results"]}
+        self.pending = [k for k in range(self.n) if k not in finished]
 
     def gains(self, k, name):
         """(c_k, a_k) of parameter `name` at iteration k (0-based)."""
@@ -83,10 +87,10 @@ class Spsa:
     def start_pair(self):
         """Takes the next iteration: its number, signs and the two engines' values."""
         with self.lock:
-            k = self.state["started"]
-            if k >= self.n:
+            if not self.pending:
                 return None
-            self.state["started"] += 1
+            k = self.pending.pop(0)
+            self.state["started"] = max(self.state["started"], k + 1)
             rng = random.Random(self.args.seed * 1_000_003 + k)
             signs, plus, minus = {}, {}, {}
             for name, theta in self.state["theta"].items():
@@ -171,8 +175,6 @@ def main():
         params = {n: params[n] for n in args.only}
     spsa = Spsa(args, params)
     print(f"tuning {len(params)} parameters, {spsa.n} pairs, {spsa.state['done']} done", flush=True)
-    # Pairs started but not finished by a stopped run are played again.
-    spsa.state["started"] = spsa.state["done"]
     with ThreadPoolExecutor(args.concurrency) as pool:
         for future in [pool.submit(worker, spsa) for _ in range(args.concurrency)]:
             future.result()
