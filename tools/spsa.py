@@ -63,7 +63,6 @@ class Spsa:
         else:
             self.state = {
                 "iterations": args.iterations,
-                "started": 0,
                 "done": 0,
                 "theta": {name: float(params[name][0]) for name in params},
                 "results": [],
@@ -90,7 +89,6 @@ class Spsa:
             if not self.pending:
                 return None
             k = self.pending.pop(0)
-            self.state["started"] = max(self.state["started"], k + 1)
             rng = random.Random(self.args.seed * 1_000_003 + k)
             signs, plus, minus = {}, {}, {}
             for name, theta in self.state["theta"].items():
