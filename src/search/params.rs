@@ -263,12 +263,14 @@ mod tests {
 
     #[test]
     fn lmr_table_is_the_formula_with_the_defaults() {
+        let base = f64::from(LMR_BASE_CENTI.default) / 100.0;
+        let divisor = f64::from(LMR_DIVISOR_CENTI.default) / 100.0;
         for depth in 0..64 {
             for moves in 0..64 {
                 let expected = if depth == 0 || moves == 0 {
                     0
                 } else {
-                    (0.75 + (depth as f64).ln() * (moves as f64).ln() / 2.25) as i32
+                    (base + (depth as f64).ln() * (moves as f64).ln() / divisor) as i32
                 };
                 assert_eq!(lmr_reduction(depth, moves), expected, "{depth} {moves}");
                 assert_eq!(LMR_TABLE[depth][moves], expected);
