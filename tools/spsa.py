@@ -4,6 +4,7 @@
 usage: tools/spsa.py --engine BIN --state FILE [--iterations N] [--tc 4+0.04]
                      [--concurrency K] [--openings EPD] [--match PATH]
                      [--only NAME ...] [--c-share 0.05] [--r-end 0.005] [--seed S]
+       tools/spsa.py --state FILE --write-defaults src/search/params.rs
 
 BIN must be a `tune` build (`cargo build --release --features tune`): it declares every
 parameter of `tunable!` in src/search/params.rs as a spin option (upper-case name, range).
@@ -20,6 +21,9 @@ a run stopped at any time resumes where it left off with the same command. With
 --concurrency K, K pairs run at once, each with the values of its start (asynchronous
 SPSA, as in OpenBench). Prints one line per pair; the current values round to the
 parameters to try in an SPRT.
+
+--write-defaults writes the state's current values, rounded, as the defaults in
+`tunable!` (the candidate to build and SPRT) and plays nothing.
 """
 import argparse
 import json
@@ -141,6 +145,25 @@ def play_pair(args, k, plus, minus):
     return result["wins"] - result["losses"]
 
 
+def write_defaults(state_path, params_rs):
+    """Rewrites each tuned parameter's default in params_rs to its rounded value."""
+    with open(state_path) as f:
+        theta = json.load(f)["theta"]
+    with open(params_rs) as f:
+        src = f.read()
+    for name, value in theta.items():
+        declaration = rf"(\n\s*{name} = )(-?\d+)(, -?\d+, -?\d+;)"
+        m = re.search(declaration, src)
+        if m is None:
+            sys.exit(f"{name} is not declared in {params_rs}")
+        old, new = int(m.group(2)), round(value)
+        src = src[: m.start(2)] + str(new) + src[m.end(2) :]
+        change = f"{(new - old) / abs(old):+.1%}" if old else "from 0"
+        print(f"{name}: {old} -> {new} ({value:.1f}, {change})")
+    with open(params_rs, "w") as f:
+        f.write(src)
+
+
 def worker(spsa):
     while (pair := spsa.start_pair()) is not None:
         k, signs, plus, minus = pair
@@ -150,7 +173,7 @@ def worker(spsa):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--engine", required=True)
+    parser.add_argument("--engine")
     parser.add_argument("--state", required=True)
     parser.add_argument("--iterations", type=int, default=2000)
     parser.add_argument("--tc", default="4+0.04")
@@ -161,7 +184,13 @@ def main():
     parser.add_argument("--c-share", type=float, default=0.05)
     parser.add_argument("--r-end", type=float, default=0.005)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--write-defaults", metavar="PARAMS_RS")
     args = parser.parse_args()
+    if args.write_defaults:
+        write_defaults(args.state, args.write_defaults)
+        return
+    if not args.engine:
+        parser.error("--engine is required to tune")
 
     params = tunables(args.engine)
     if not params:
