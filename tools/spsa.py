@@ -147,6 +147,9 @@ def play_pair(args, k, plus, minus):
 
 def write_defaults(state_path, params_rs):
     """Rewrites each tuned parameter's default in params_rs to its rounded value."""
+    for path in (state_path, params_rs):
+        if not os.path.exists(path):
+            sys.exit(f"no such file: {path}")
     with open(state_path) as f:
         theta = json.load(f)["theta"]
     with open(params_rs) as f:
