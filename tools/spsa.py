@@ -146,7 +146,10 @@ def play_pair(args, k, plus, minus):
 
 
 def write_defaults(state_path, params_rs):
-    """Rewrites each tuned parameter's default in params_rs to its rounded value."""
+    """Rewrites each tuned parameter's default in params_rs to its rounded value.
+
+    Every name and value is checked before anything is printed or written, so a
+    failure leaves params_rs as it was."""
     for path in (state_path, params_rs):
         if not os.path.exists(path):
             sys.exit(f"no such file: {path}")
@@ -154,13 +157,23 @@ def write_defaults(state_path, params_rs):
         theta = json.load(f)["theta"]
     with open(params_rs) as f:
         src = f.read()
+
+    def declaration(name):  # groups: default, min, max
+        return re.search(rf"\n\s*{name} = (-?\d+), (-?\d+), (-?\d+);", src)
+
+    changes = []
     for name, value in theta.items():
-        declaration = rf"(\n\s*{name} = )(-?\d+)(, -?\d+, -?\d+;)"
-        m = re.search(declaration, src)
+        m = declaration(name)
         if m is None:
             sys.exit(f"{name} is not declared in {params_rs}")
-        old, new = int(m.group(2)), round(value)
-        src = src[: m.start(2)] + str(new) + src[m.end(2) :]
+        old, lo, hi = (int(g) for g in m.groups())
+        new = round(value)
+        if not lo <= new <= hi:
+            sys.exit(f"{name}: {new} is outside its range {lo}..={hi} in {params_rs}")
+        changes.append((name, value, old, new))
+    for name, value, old, new in changes:
+        m = declaration(name)
+        src = src[: m.start(1)] + str(new) + src[m.end(1) :]
         change = f"{(new - old) / abs(old):+.1%}" if old else "from 0"
         print(f"{name}: {old} -> {new} ({value:.1f}, {change})")
     with open(params_rs, "w") as f:
