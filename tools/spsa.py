@@ -157,25 +157,19 @@ def write_defaults(state_path, params_rs):
         theta = json.load(f)["theta"]
     with open(params_rs) as f:
         src = f.read()
-
-    def declaration(name):  # groups: default, min, max
-        return re.search(rf"\n\s*{name} = (-?\d+), (-?\d+), (-?\d+);", src)
-
-    changes = []
+    report = []
     for name, value in theta.items():
-        m = declaration(name)
+        m = re.search(rf"\n\s*{name} = (-?\d+), (-?\d+), (-?\d+);", src)  # default, min, max
         if m is None:
             sys.exit(f"{name} is not declared in {params_rs}")
         old, lo, hi = (int(g) for g in m.groups())
         new = round(value)
         if not lo <= new <= hi:
             sys.exit(f"{name}: {new} is outside its range {lo}..={hi} in {params_rs}")
-        changes.append((name, value, old, new))
-    for name, value, old, new in changes:
-        m = declaration(name)
         src = src[: m.start(1)] + str(new) + src[m.end(1) :]
         change = f"{(new - old) / abs(old):+.1%}" if old else "from 0"
-        print(f"{name}: {old} -> {new} ({value:.1f}, {change})")
+        report.append(f"{name}: {old} -> {new} ({value:.1f}, {change})")
+    print("\n".join(report))
     with open(params_rs, "w") as f:
         f.write(src)
 
