@@ -20,7 +20,9 @@ def bench_fens(binary):
 
 
 def depths(binary, fens, nodes):
-    engine = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    engine = subprocess.Popen(
+        [binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+    )
 
     def send(line):
         engine.stdin.write(line + "\n")

@@ -40,7 +40,8 @@ def samples(paths):
                 black = game.headers.get("Black", "").lower()
                 result = game.headers.get("Result", "*")
                 white_score = {"1-0": 1, "0-1": -1, "1/2-1/2": 0}.get(result)
-                if not (white.startswith("basalt") and black.startswith("basalt")) or white_score is None:
+                both_basalt = white.startswith("basalt") and black.startswith("basalt")
+                if not both_basalt or white_score is None:
                     skipped_games += 1
                     continue
                 games += 1
@@ -94,7 +95,9 @@ def nelder_mead(f, start, step, iterations=300):
                 points[2], values[2] = contracted, c
             else:
                 for i in (1, 2):
-                    points[i] = [points[0][k] + 0.5 * (points[i][k] - points[0][k]) for k in range(2)]
+                    points[i] = [
+                        points[0][k] + 0.5 * (points[i][k] - points[0][k]) for k in range(2)
+                    ]
                     values[i] = f(*points[i])
         if abs(values[0] - values[2]) < 1e-10:
             break

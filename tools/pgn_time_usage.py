@@ -61,16 +61,25 @@ def main():
     print("| engine | " + " | ".join(LABELS) + " | mean | median depth |")
     print("| --- " * (len(LABELS) + 3) + "|")
     for name, by_bucket in seconds.items():
-        cells = [f"{statistics.mean(by_bucket[i]):.3f}" if by_bucket[i] else "-" for i in range(len(LABELS))]
+        cells = [
+            f"{statistics.mean(by_bucket[i]):.3f}" if by_bucket[i] else "-"
+            for i in range(len(LABELS))
+        ]
         every = [s for i in range(len(LABELS)) for s in by_bucket[i]]
         print(f"| {name} | " + " | ".join(cells)
               + f" | {statistics.mean(every):.3f} | {statistics.median(depths[name]):.0f} |")
     if clock_left:
         print()
-        print(f"| engine | median clock left after move {CLOCK_CHECKPOINT} (s) | median at game end (s) |")
+        print(
+            f"| engine | median clock left after move {CLOCK_CHECKPOINT} (s) "
+            "| median at game end (s) |"
+        )
         print("| --- | --- | --- |")
         for name, at in clock_left.items():
-            cells = [f"{statistics.median(at[k]):.2f}" if at[k] else "-" for k in (str(CLOCK_CHECKPOINT), "end")]
+            cells = [
+                f"{statistics.median(at[k]):.2f}" if at[k] else "-"
+                for k in (str(CLOCK_CHECKPOINT), "end")
+            ]
             print(f"| {name} | " + " | ".join(cells) + " |")
 
 

@@ -40,7 +40,8 @@ def main() -> None:
     total = [0] * 5
     for segment in args.segments:
         counts = pentanomial_of(segment)
-        print(f"{segment}: pentanomial {counts}, {2 * sum(counts)} games, LLR {spec.llr(counts):.2f}")
+        games = 2 * sum(counts)
+        print(f"{segment}: pentanomial {counts}, {games} games, LLR {spec.llr(counts):.2f}")
         total = [a + b for a, b in zip(total, counts)]
     nelo, err = match.pentanomial_nelo(total)
     print(f"combined: pentanomial {total}, {2 * sum(total)} games, "

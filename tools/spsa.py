@@ -211,7 +211,8 @@ def main():
             sys.exit(f"no such parameters: {sorted(missing)}")
         params = {n: params[n] for n in args.only}
     spsa = Spsa(args, params)
-    print(f"tuning {len(params)} parameters, {spsa.n} pairs, {spsa.state['done']} done", flush=True)
+    done = spsa.state["done"]
+    print(f"tuning {len(params)} parameters, {spsa.n} pairs, {done} done", flush=True)
     with ThreadPoolExecutor(args.concurrency) as pool:
         for future in [pool.submit(worker, spsa) for _ in range(args.concurrency)]:
             future.result()

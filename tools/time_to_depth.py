@@ -18,7 +18,9 @@ def bench_fens(binary):
 
 
 def run(binary, fens, depth, threads):
-    engine = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    engine = subprocess.Popen(
+        [binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+    )
 
     def send(line):
         engine.stdin.write(line + "\n")
@@ -56,7 +58,10 @@ def main():
     results = {t: run(binary, fens, depth, t) for t in threads}
     base = results[threads[0]]
     for t, total in results.items():
-        print(f"Threads={t}: {len(fens)} positions to depth {depth} in {total:.2f} s, speedup {base / total:.2f}")
+        print(
+            f"Threads={t}: {len(fens)} positions to depth {depth} in {total:.2f} s, "
+            f"speedup {base / total:.2f}"
+        )
 
 
 if __name__ == "__main__":
