@@ -8,14 +8,7 @@
 use shakmaty::attacks::{bishop_attacks, rook_attacks};
 use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Role, Square};
 
-/// Piece values for exchanges (the king is never really captured; its value only has to
-/// exceed any possible gain).
-pub const SEE_VALUE: [i32; 7] = [0, 100, 320, 330, 500, 900, 20_000];
-
-#[inline]
-fn value(role: Role) -> i32 {
-    SEE_VALUE[role as usize]
-}
+use crate::score::piece_value as value;
 
 /// The least valuable of `attackers` (which are all one colour's), with its role.
 #[inline]

@@ -78,7 +78,7 @@ impl Clock {
     }
 }
 
-/// How the soft limit adapts to the search so far (Time management II).
+/// How the soft limit adapts to the search so far (the adaptive soft limit).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SearchTrend {
     /// Consecutive completed iterations that kept the same best move.
@@ -88,6 +88,14 @@ pub struct SearchTrend {
     /// How far (cp) the score fell since the previous iteration (negative: it rose).
     pub score_drop: i32,
 }
+
+/// The adaptive soft limit (`soft_scale`) applies only from this depth: earlier iterations
+/// are too cheap and too noisy to say anything.
+pub const DYNAMIC_TIME_MIN_DEPTH: i32 = 6;
+
+/// Do not start another iteration once this share (numerator, denominator) of the soft
+/// time limit has passed.
+pub const SOFT_LIMIT_NEXT_ITERATION: (u32, u32) = (6, 10);
 
 /// Soft-limit multipliers by best-move stability: a move that keeps winning iteration after
 /// iteration is unlikely to change, a new one deserves a second look.

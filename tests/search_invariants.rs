@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use basalt::bench::BENCH_FENS;
 use basalt::position::Position;
-use basalt::search::params::{DRAW, INFINITY, MATE};
+use basalt::score::{DRAW, INFINITY, MATE};
 use basalt::search::{uci_score, Control, Limits, SearchConfig, SearchResult, Searcher};
 use basalt::tt::TranspositionTable;
 use shakmaty::fen::Fen;

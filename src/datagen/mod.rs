@@ -23,7 +23,7 @@ use shakmaty::Color;
 
 use crate::nnue::Network;
 use crate::position::Position;
-use crate::search::params::MATE_BOUND;
+use crate::score::MATE_BOUND;
 use crate::search::{Control, Limits, Searcher};
 use crate::tt::TranspositionTable;
 use format::{pack, GameResult, RECORD_BYTES};

@@ -10,6 +10,7 @@
 use shakmaty::{Board, Chess, Color, Position, Role};
 
 use super::params::*;
+use crate::score::*;
 
 /// The two table indices of a position, computed once per node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

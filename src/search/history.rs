@@ -7,7 +7,10 @@
 
 use shakmaty::{Color, Move};
 
-use super::params::{HISTORY_MAX, MAX_PLY};
+use crate::score::MAX_PLY;
+
+/// History table values stay within +-HISTORY_MAX (the gravity term keeps them there).
+pub const HISTORY_MAX: i32 = 16_384;
 
 /// A moved piece and its destination: the key continuation history and counter-moves use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

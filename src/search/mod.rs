@@ -3,9 +3,11 @@
 
 mod correction;
 pub mod history;
+mod movepick;
 mod node;
 pub mod params;
 mod qsearch;
+pub mod skill;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,16 +19,25 @@ use shakmaty::{Move, Position as _};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use crate::movepick::MovePicker;
 use crate::nnue::{AccumulatorStack, Network};
 use crate::position::Position;
-use crate::strength::StrengthLimit;
+use crate::score::*;
 use crate::syzygy::{Outcome, Tablebases};
-use crate::time::{SearchTrend, TimeLimits};
+use crate::time::{SearchTrend, TimeLimits, DYNAMIC_TIME_MIN_DEPTH, SOFT_LIMIT_NEXT_ITERATION};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use correction::{CorrectionHistory, CorrectionKeys};
 use history::History;
+use movepick::MovePicker;
 use params::*;
+use skill::StrengthLimit;
+
+/// How often (in nodes) the clock is read; the stop flag is read at every node.
+const CLOCK_CHECK_INTERVAL: u64 = 1024;
+/// How often (in nodes) a helper thread yields its core. With more search threads than
+/// cores the kernel may otherwise run a `SCHED_IDLE` helper for a whole scheduler tick
+/// (4 ms at 250 Hz) while the UCI thread waits to read a command; at a yield it picks
+/// again. 256 nodes are about 0.2 ms of a helper's time.
+const HELPER_YIELD_INTERVAL: u64 = 256;
 pub use stats::Stats;
 
 /// The moves a node has searched so far, by kind.

@@ -4,10 +4,11 @@ use shakmaty::{Move, Position as _};
 
 use super::correction::{worth_learning, CorrectionKeys};
 use super::history::{Context, PieceTo};
+use super::movepick::{MovePicker, StagedPicker};
 use super::params::*;
 use super::{qsearch, score_from_tt, tt_bound_cuts, Searcher};
-use crate::movepick::{MovePicker, StagedPicker};
 use crate::position::Position;
+use crate::score::*;
 use crate::see::see_at_least;
 use crate::syzygy::Outcome;
 use crate::tt::{Bound, PackedMove};

@@ -62,23 +62,9 @@ macro_rules! tunable {
     };
 }
 
-/// Deepest ply the search stack holds (iterative deepening stops well before it).
-pub const MAX_PLY: usize = 128;
 /// Deepest iterative-deepening iteration.
 pub const MAX_DEPTH: i32 = 100;
 
-/// Scores are centipawns; a mate in `n` plies scores `MATE - n`.
-pub const MATE: i32 = 32_000;
-/// Scores beyond this magnitude are mate scores.
-pub const MATE_BOUND: i32 = MATE - MAX_PLY as i32;
-pub const INFINITY: i32 = MATE + 1;
-pub const DRAW: i32 = 0;
-
-/// A tablebase win `ply` plies from the root scores `TB_WIN - ply`: below every mate score,
-/// above every evaluation. Scores beyond TB_WIN_BOUND are tablebase wins or mates, and like
-/// mates they are stored in the TT relative to the node.
-pub const TB_WIN: i32 = MATE_BOUND - 1 - MAX_PLY as i32;
-pub const TB_WIN_BOUND: i32 = TB_WIN - MAX_PLY as i32;
 /// A tablebase result is exact whatever the depth: stored this many plies deeper than the
 /// node so ordinary entries do not replace it.
 pub const TB_DEPTH_BONUS: i32 = 6;
@@ -87,34 +73,6 @@ pub const TB_DEPTH_BONUS: i32 = 6;
 /// this factor on a miss.
 pub const ASPIRATION_MIN_DEPTH: i32 = 4;
 pub const ASPIRATION_GROWTH: i32 = 2;
-
-/// How often (in nodes) the clock is read; the stop flag is read at every node.
-pub const CLOCK_CHECK_INTERVAL: u64 = 1024;
-/// How often (in nodes) a helper thread yields its core. With more search threads than
-/// cores the kernel may otherwise run a `SCHED_IDLE` helper for a whole scheduler tick
-/// (4 ms at 250 Hz) while the UCI thread waits to read a command; at a yield it picks
-/// again. 256 nodes are about 0.2 ms of a helper's time.
-pub const HELPER_YIELD_INTERVAL: u64 = 256;
-
-/// Move ordering scores (higher is searched first).
-pub const ORDER_TT_MOVE: i32 = 4_000_000;
-pub const ORDER_CAPTURE: i32 = 2_000_000;
-pub const ORDER_PROMOTION: i32 = 1_900_000;
-pub const ORDER_KILLER_1: i32 = 1_800_000;
-pub const ORDER_KILLER_2: i32 = 1_799_000;
-/// Captures that lose material by SEE come after every quiet move.
-pub const ORDER_BAD_CAPTURE: i32 = -2_000_000;
-
-/// History table values stay within +-HISTORY_MAX (the gravity term keeps them there).
-pub const HISTORY_MAX: i32 = 16_384;
-
-/// Time management II scales the soft limit only from this depth: earlier iterations are
-/// too cheap and too noisy to say anything.
-pub const DYNAMIC_TIME_MIN_DEPTH: i32 = 6;
-
-/// Do not start another iteration once this share (numerator, denominator) of the soft
-/// time limit has passed.
-pub const SOFT_LIMIT_NEXT_ITERATION: (u32, u32) = (6, 10);
 
 /// Null-move pruning from this depth on (R: NMP_BASE_REDUCTION and the terms after it).
 pub const NMP_MIN_DEPTH: i32 = 3;

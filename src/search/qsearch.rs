@@ -7,7 +7,9 @@ use shakmaty::Role;
 use super::params::*;
 use super::{score_from_tt, tt_bound_cuts, Searcher};
 use crate::position::Position;
-use crate::see::{see_at_least, SEE_VALUE};
+use crate::score::piece_value;
+use crate::score::*;
+use crate::see::see_at_least;
 
 pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32, beta: i32) -> i32 {
     s.nodes += 1;
@@ -108,7 +110,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
 
 fn capture_value(m: shakmaty::Move) -> i32 {
     match m {
-        shakmaty::Move::EnPassant { .. } => SEE_VALUE[Role::Pawn as usize],
-        _ => m.capture().map_or(0, |r| SEE_VALUE[r as usize]),
+        shakmaty::Move::EnPassant { .. } => piece_value(Role::Pawn),
+        _ => m.capture().map_or(0, piece_value),
     }
 }

@@ -83,7 +83,7 @@ pub struct SearchSetup {
     /// `wdl W D L` in `info` lines (UCI_ShowWDL).
     pub show_wdl: bool,
     /// `UCI_LimitStrength` with its `UCI_Elo`; `None` at full strength.
-    pub strength: Option<crate::strength::StrengthLimit>,
+    pub strength: Option<crate::search::skill::StrengthLimit>,
     /// Syzygy probing options; the search thread adds the tables it has loaded.
     pub probe: ProbeOptions,
     /// The network that evaluates; `None` for the hand-crafted evaluation (`UseNNUE`).

@@ -15,7 +15,7 @@ use shakmaty::Position as _;
 use crate::eval;
 use crate::nnue::{self, Network};
 use crate::position::Position;
-use crate::strength::StrengthLimit;
+use crate::search::skill::StrengthLimit;
 use crate::syzygy;
 use crate::threads::{Job, Output, ProbeOptions, SearchSetup, SearchThread};
 use crate::tt::TranspositionTable;

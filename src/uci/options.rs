@@ -1,6 +1,6 @@
 //! UCI options: their declarations, current values and validation.
 
-use crate::strength::{DEFAULT_ELO, MAX_ELO, MIN_ELO};
+use crate::search::skill::{DEFAULT_ELO, MAX_ELO, MIN_ELO};
 use crate::syzygy::{DEFAULT_PROBE_DEPTH, MAX_PROBE_DEPTH, MAX_TB_PIECES};
 use crate::tt::{DEFAULT_HASH_MB, MAX_HASH_MB, MIN_HASH_MB};
 

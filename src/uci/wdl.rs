@@ -5,7 +5,7 @@
 //! of Basalt against Basalt (`tools/fit_wdl.py`; data, command and result in
 //! docs/strength.md, "WDL model (issue 6)").
 
-use crate::search::params::MATE_BOUND;
+use crate::score::MATE_BOUND;
 
 /// Score (cp) at which a win is as likely as not.
 pub const WDL_A: f64 = 182.4;
@@ -36,7 +36,7 @@ fn logistic(cp: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::params::MATE;
+    use crate::score::MATE;
 
     #[test]
     fn sums_to_a_thousand_and_is_symmetric() {

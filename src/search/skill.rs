@@ -79,7 +79,7 @@ impl StrengthLimit {
     pub fn choose(&self, lines: &[(Move, i32)], rng: &mut impl Rng) -> Option<Move> {
         let &(best_move, best_score) = lines.first()?;
         let temperature = self.temperature_cp();
-        if temperature <= 0.0 || best_score.abs() >= crate::search::params::MATE_BOUND {
+        if temperature <= 0.0 || best_score.abs() >= crate::score::MATE_BOUND {
             return Some(best_move);
         }
         let weights: Vec<(Move, f64)> = lines
@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn mates_are_never_gambled() {
         let m = moves(2);
-        let lines = [(m[0], crate::search::params::MATE - 3), (m[1], 0)];
+        let lines = [(m[0], crate::score::MATE - 3), (m[1], 0)];
         let mut rng = StdRng::seed_from_u64(3);
         for _ in 0..100 {
             assert_eq!(

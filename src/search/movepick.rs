@@ -6,23 +6,20 @@
 
 use shakmaty::{Chess, Move, MoveList, Position, Role};
 
+use super::history::{Context, History};
 use crate::movegen;
-use crate::search::history::{Context, History};
-use crate::search::params::*;
+use crate::score::piece_value;
 use crate::see::see_at_least;
 use crate::tt::PackedMove;
 
-/// Value of a role for MVV-LVA ordering.
-fn victim_value(role: Role) -> i32 {
-    match role {
-        Role::Pawn => 100,
-        Role::Knight => 320,
-        Role::Bishop => 330,
-        Role::Rook => 500,
-        Role::Queen => 900,
-        Role::King => 10_000,
-    }
-}
+/// Move ordering scores (higher is searched first).
+pub const ORDER_TT_MOVE: i32 = 4_000_000;
+pub const ORDER_CAPTURE: i32 = 2_000_000;
+pub const ORDER_PROMOTION: i32 = 1_900_000;
+pub const ORDER_KILLER_1: i32 = 1_800_000;
+pub const ORDER_KILLER_2: i32 = 1_799_000;
+/// Captures that lose material by SEE come after every quiet move.
+pub const ORDER_BAD_CAPTURE: i32 = -2_000_000;
 
 /// MVV-LVA: most valuable victim first, least valuable attacker among equals.
 #[inline]
@@ -31,7 +28,7 @@ pub fn mvv_lva(m: Move) -> i32 {
         Move::EnPassant { .. } => Role::Pawn,
         _ => m.capture().unwrap_or(Role::Pawn),
     };
-    victim_value(victim) * 16 - victim_value(m.role()) / 16
+    piece_value(victim) * 16 - piece_value(m.role()) / 16
 }
 
 /// Picks the highest-scored move left in `moves[next..]`, swapping it into place.
@@ -82,7 +79,7 @@ impl MovePicker {
                     ORDER_BAD_CAPTURE + mvv_lva(m)
                 }
             } else if m.promotion().is_some() {
-                ORDER_PROMOTION + victim_value(m.promotion().unwrap_or(Role::Pawn))
+                ORDER_PROMOTION + piece_value(m.promotion().unwrap_or(Role::Pawn))
             } else if Some(m) == killers[0] {
                 ORDER_KILLER_1
             } else if Some(m) == killers[1] {
@@ -139,16 +136,8 @@ impl MovePicker {
     #[inline]
     fn score_tactical(&mut self) {
         for (i, &m) in self.moves.iter().enumerate() {
-            self.scores[i] = mvv_lva(m) + m.promotion().map_or(0, victim_value);
+            self.scores[i] = mvv_lva(m) + m.promotion().map_or(0, piece_value);
         }
-    }
-
-    pub fn len(&self) -> usize {
-        self.moves.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.moves.is_empty()
     }
 
     #[inline]
