@@ -1,33 +1,73 @@
 //! Perft: count the leaves of the legal move tree, to prove the move generator and our
 //! make-move (copy-make plus incremental Zobrist key) against published counts.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::position::Position;
 
 /// Leaf count at `depth` (bulk-counted at the last ply).
 pub fn perft(pos: &mut Position, depth: u32) -> u64 {
+    let never = AtomicBool::new(false);
+    perft_until(pos, depth, &never).expect("the stop flag is never raised")
+}
+
+/// `perft`, abandoned (`None`) once `stop` is raised: `go perft` must answer `stop` at once.
+/// The flag is read only at nodes three or more plies from the leaves, so it costs nothing
+/// measurable.
+pub fn perft_until(pos: &mut Position, depth: u32, stop: &AtomicBool) -> Option<u64> {
     let moves = pos.legal_moves();
     if depth <= 1 {
-        return if depth == 0 { 1 } else { moves.len() as u64 };
+        return Some(if depth == 0 { 1 } else { moves.len() as u64 });
+    }
+    if depth >= 3 && stop.load(Ordering::Relaxed) {
+        return None;
     }
     let mut total = 0;
     for m in moves {
         pos.make_move(m);
-        total += perft(pos, depth - 1);
+        let n = perft_until(pos, depth - 1, stop);
         pos.unmake_move();
+        total += n?;
     }
-    total
+    Some(total)
+}
+
+/// Divide: each root move's count, in move generation order, handed to `on_move` as it is
+/// found; returns the total, or `None` once `stop` is raised.
+pub fn divide_until(
+    pos: &mut Position,
+    depth: u32,
+    stop: &AtomicBool,
+    on_move: &mut dyn FnMut(&str, u64),
+) -> Option<u64> {
+    let mut total = 0;
+    for m in pos.legal_moves() {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let uci = pos.to_uci(m);
+        pos.make_move(m);
+        let n = if depth <= 1 {
+            Some(1)
+        } else {
+            perft_until(pos, depth - 1, stop)
+        };
+        pos.unmake_move();
+        let n = n?;
+        total += n;
+        on_move(&uci, n);
+    }
+    Some(total)
 }
 
 /// Per-root-move counts, in move generation order.
 pub fn divide(pos: &mut Position, depth: u32) -> Vec<(String, u64)> {
     let mut out = Vec::new();
-    for m in pos.legal_moves() {
-        let uci = pos.to_uci(m);
-        pos.make_move(m);
-        let n = if depth <= 1 { 1 } else { perft(pos, depth - 1) };
-        pos.unmake_move();
-        out.push((uci, n));
-    }
+    let never = AtomicBool::new(false);
+    divide_until(pos, depth, &never, &mut |uci, n| {
+        out.push((uci.to_string(), n))
+    })
+    .expect("the stop flag is never raised");
     out
 }
 

@@ -1,7 +1,8 @@
 //! The search threads: a persistent main worker that receives jobs from the UCI thread over
 //! a channel, so the UCI thread never blocks on a search, and `Threads - 1` persistent
-//! helpers for Lazy SMP. The main worker prints `info` and `bestmove` itself; the UCI thread
-//! only flips the flags in `Control`.
+//! helpers for Lazy SMP. The main worker reports iterations, the best move and perft and
+//! bench results itself, through a [`Reporter`] the UCI layer gives it (which turns them into
+//! `info` and `bestmove` lines); the UCI thread only flips the flags in `Control`.
 //!
 //! Lazy SMP: every helper searches the same root with its own histories and stack, sharing
 //! only the transposition table, and odd helpers start one iteration deeper so the threads
@@ -25,13 +26,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{select, unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use shakmaty::CastlingMode;
 
 use crate::nnue::Network;
+use crate::perft;
 use crate::position::Position;
 use crate::search::{Control, Iteration, Limits, SearchResult, Searcher};
 use crate::syzygy::{LoadedTables, Tablebases};
 use crate::tt::TranspositionTable;
-use crate::uci::format;
 
 mod memory;
 mod priority;
@@ -39,7 +41,31 @@ mod upkeep;
 pub use priority::{lift_helper_priority, lower_helper_priority, shorten_time_slice};
 use upkeep::{Done, Task};
 
-pub type Output = Arc<dyn Fn(&str) + Send + Sync>;
+/// What the search thread has to say. It knows no protocol: the UCI layer's [`Reporter`]
+/// writes each report as its lines.
+pub enum Report<'a> {
+    /// A finished iteration (one per PV line), with the helpers' nodes and tablebase hits.
+    Iteration {
+        iteration: &'a Iteration,
+        mode: CastlingMode,
+        show_wdl: bool,
+    },
+    /// The search's result: the move to play.
+    BestMove {
+        result: &'a SearchResult,
+        mode: CastlingMode,
+    },
+    /// `go perft`: one root move's count.
+    PerftMove { uci_move: &'a str, nodes: u64 },
+    /// `go perft`: the total, its last line.
+    PerftTotal(u64),
+    /// `bench`: the totals, its last line.
+    BenchTotal { nodes: u64, nps: u64 },
+    /// Anything else for the user: a note, a warning, statistics.
+    Note(&'a str),
+}
+
+pub type Reporter = Arc<dyn Fn(Report) + Send + Sync>;
 
 pub enum Job {
     Search {
@@ -221,7 +247,7 @@ pub struct SearchThread {
 }
 
 impl SearchThread {
-    pub fn spawn(tt: Arc<TranspositionTable>, output: Output) -> SearchThread {
+    pub fn spawn(tt: Arc<TranspositionTable>, output: Reporter) -> SearchThread {
         let (jobs, inbox) = unbounded();
         let control = Arc::new(Control::default());
         let busy = Arc::new(AtomicBool::new(false));
@@ -335,7 +361,7 @@ struct Worker {
     busy: Arc<AtomicBool>,
     /// Counts jobs whose last line has been printed.
     finished: Arc<AtomicU64>,
-    output: Output,
+    output: Reporter,
     helpers: Vec<Helper>,
     /// How many of the helpers were given the current search.
     searching_helpers: usize,
@@ -376,10 +402,13 @@ impl Worker {
                 } => {
                     let result = self.search(&mut position, limits, infinite, setup);
                     if debug {
-                        (self.output)(&format!("info string {}", self.searcher.stats.summary()));
+                        (self.output)(Report::Note(&self.searcher.stats.summary()));
                     }
                     self.idle();
-                    (self.output)(&format::bestmove(position.castling_mode(), &result));
+                    (self.output)(Report::BestMove {
+                        result: &result,
+                        mode: position.castling_mode(),
+                    });
                     self.printed();
                     continue;
                 }
@@ -393,11 +422,13 @@ impl Worker {
                 }
                 Job::Bench { depth, network } => {
                     let output = self.output.clone();
-                    let report = crate::bench::run(depth, network, &mut |line| {
-                        output(&format!("info string {line}"))
-                    });
+                    let report =
+                        crate::bench::run(depth, network, &mut |line| output(Report::Note(&line)));
                     self.idle();
-                    (self.output)(&format!("{} nodes {} nps", report.nodes, report.nps));
+                    (self.output)(Report::BenchTotal {
+                        nodes: report.nodes,
+                        nps: report.nps,
+                    });
                     self.printed();
                     continue;
                 }
@@ -478,10 +509,10 @@ impl Worker {
             None => {
                 // Out of threads or memory: keep the pool there is.
                 self.helpers_wanted = self.helpers.len();
-                (self.output)(&format!(
-                    "info string cannot start search thread {}; using {id}",
+                (self.output)(Report::Note(&format!(
+                    "cannot start search thread {}; using {id}",
                     id + 1
-                ));
+                )));
             }
         }
     }
@@ -522,7 +553,7 @@ impl Worker {
                 (self.tt, self.tt_mb) = match result {
                     Ok(tt) => (tt, asked),
                     Err((why, fallback)) => {
-                        (self.output)(&format!("info string {why}"));
+                        (self.output)(Report::Note(&why));
                         let mb = fallback.size_mb().max(1);
                         (fallback, mb)
                     }
@@ -542,7 +573,7 @@ impl Worker {
                     self.tables = None;
                     self.tables_note = None;
                     if report {
-                        (self.output)(&format!("info string {why}"));
+                        (self.output)(Report::Note(&why));
                     }
                 }
             },
@@ -604,7 +635,7 @@ impl Worker {
     ) -> SearchResult {
         self.prepare();
         if let Some(note) = self.tables_note.take() {
-            (self.output)(&format!("info string {note}"));
+            (self.output)(Report::Note(&note));
         }
         let tablebases = Tablebases::new(
             self.tables.as_ref(),
@@ -662,7 +693,11 @@ impl Worker {
                     it.nodes += nodes.load(Ordering::Relaxed);
                     it.tbhits += tb_hits.load(Ordering::Relaxed);
                 }
-                output(&format::info(mode, &it, show_wdl))
+                output(Report::Iteration {
+                    iteration: &it,
+                    mode,
+                    show_wdl,
+                })
             });
         // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
         while !self.control.stop.load(Ordering::Relaxed)
@@ -677,50 +712,17 @@ impl Worker {
 
     /// `go perft`: divide output, abandoned when `stop` arrives.
     fn perft(&mut self, position: &mut Position, depth: u32) {
-        let mut total = 0;
-        for m in position.legal_moves() {
-            if self.control.stop.load(Ordering::Relaxed) {
-                self.idle();
-                (self.output)("info string perft stopped");
-                return;
-            }
-            let uci = position.to_uci(m);
-            position.make_move(m);
-            let n = if depth <= 1 {
-                1
-            } else {
-                match perft_stoppable(position, depth - 1, &self.control.stop) {
-                    Some(n) => n,
-                    None => {
-                        self.idle();
-                        (self.output)("info string perft stopped");
-                        return;
-                    }
-                }
-            };
-            position.unmake_move();
-            total += n;
-            (self.output)(&format!("{uci}: {n}"));
-        }
+        let output = self.output.clone();
+        let total = perft::divide_until(position, depth, &self.control.stop, &mut |m, n| {
+            output(Report::PerftMove {
+                uci_move: m,
+                nodes: n,
+            })
+        });
         self.idle();
-        (self.output)("");
-        (self.output)(&format!("Nodes searched: {total}"));
+        match total {
+            Some(total) => (self.output)(Report::PerftTotal(total)),
+            None => (self.output)(Report::Note("perft stopped")),
+        }
     }
-}
-
-fn perft_stoppable(pos: &mut Position, depth: u32, stop: &AtomicBool) -> Option<u64> {
-    if depth <= 1 {
-        return Some(pos.legal_moves().len() as u64);
-    }
-    if depth >= 3 && stop.load(Ordering::Relaxed) {
-        return None;
-    }
-    let mut total = 0;
-    for m in pos.legal_moves() {
-        pos.make_move(m);
-        let n = perft_stoppable(pos, depth - 1, stop);
-        pos.unmake_move();
-        total += n?;
-    }
-    Some(total)
 }

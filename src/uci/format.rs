@@ -5,7 +5,24 @@ use std::fmt::Write as _;
 use shakmaty::CastlingMode;
 
 use crate::search::{uci_score, Iteration, SearchResult};
+use crate::threads::Report;
 use crate::tt::Bound;
+
+/// The lines that say `report`.
+pub fn report(report: &Report) -> Vec<String> {
+    match *report {
+        Report::Iteration {
+            iteration,
+            mode,
+            show_wdl,
+        } => vec![info(mode, iteration, show_wdl)],
+        Report::BestMove { result, mode } => vec![bestmove(mode, result)],
+        Report::PerftMove { uci_move, nodes } => vec![format!("{uci_move}: {nodes}")],
+        Report::PerftTotal(nodes) => vec![String::new(), format!("Nodes searched: {nodes}")],
+        Report::BenchTotal { nodes, nps } => vec![format!("{nodes} nodes {nps} nps")],
+        Report::Note(text) => vec![format!("info string {text}")],
+    }
+}
 
 /// `score cp X` / `score mate N`, with `lowerbound`/`upperbound` for aspiration misses.
 pub fn score(score: i32, bound: Bound) -> String {

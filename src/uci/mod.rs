@@ -17,13 +17,25 @@ use crate::nnue::{self, Network};
 use crate::position::Position;
 use crate::search::skill::StrengthLimit;
 use crate::syzygy;
-use crate::threads::{Job, Output, ProbeOptions, SearchSetup, SearchThread};
+use crate::threads::{Job, ProbeOptions, Reporter, SearchSetup, SearchThread};
 use crate::tt::TranspositionTable;
 pub use options::Options;
 use parse::{Command, GoCommand};
 
 pub const ENGINE_NAME: &str = "Basalt";
 pub const ENGINE_AUTHOR: &str = "the Basalt developers";
+
+/// Where the engine's lines go: stdout, or a test's buffer.
+pub type Output = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The search thread's reports, written as UCI lines to `output`.
+fn reporter(output: Output) -> Reporter {
+    Arc::new(move |report| {
+        for line in format::report(&report) {
+            output(&line);
+        }
+    })
+}
 
 /// Writes one line to stdout and flushes it. Errors (a closed pipe) are ignored: the engine
 /// then simply runs until its input ends.
@@ -55,7 +67,7 @@ impl Engine {
     pub fn new(output: Output) -> Engine {
         let options = Options::default();
         let tt = Arc::new(TranspositionTable::new(options.hash_mb));
-        let worker = SearchThread::spawn(tt, output.clone());
+        let worker = SearchThread::spawn(tt, reporter(output.clone()));
         Engine {
             position: Position::default(),
             hash_mb: options.hash_mb,
