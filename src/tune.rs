@@ -411,7 +411,7 @@ pub fn write_weights(path: &Path, weights: &[Score], header: &[String]) -> std::
         out.push_str(&format!("//! {line}\n"));
     }
     out.push_str(
-        "\nuse super::layout::NUM_WEIGHTS;\nuse super::terms::Score;\n\n\
+        "\nuse super::layout::NUM_WEIGHTS;\nuse super::tapered::Score;\n\n\
          const fn s(mg: i32, eg: i32) -> Score {\n    Score { mg, eg }\n}\n\n\
          #[rustfmt::skip]\npub const WEIGHTS: [Score; NUM_WEIGHTS] = [\n",
     );

@@ -5,7 +5,7 @@
 //! zero for the new terms.
 
 use super::layout::NUM_WEIGHTS;
-use super::terms::Score;
+use super::tapered::Score;
 
 const fn s(mg: i32, eg: i32) -> Score {
     Score { mg, eg }

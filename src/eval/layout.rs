@@ -7,7 +7,47 @@
 //! below is a named run of weights; `WEIGHTS` in `weights.rs` holds their values in this
 //! order, and the tuner writes that file back in the same order.
 
-use super::Term;
+/// Evaluation terms, one per row of the `eval` command's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term {
+    Material,
+    PieceSquare,
+    Mobility,
+    Pieces,
+    Pawns,
+    PassedPawns,
+    KingSafety,
+    Threats,
+    Tempo,
+}
+
+pub const TERMS: [Term; 9] = [
+    Term::Material,
+    Term::PieceSquare,
+    Term::Mobility,
+    Term::Pieces,
+    Term::Pawns,
+    Term::PassedPawns,
+    Term::KingSafety,
+    Term::Threats,
+    Term::Tempo,
+];
+
+impl Term {
+    pub fn name(self) -> &'static str {
+        match self {
+            Term::Material => "Material",
+            Term::PieceSquare => "Piece-square",
+            Term::Mobility => "Mobility",
+            Term::Pieces => "Pieces",
+            Term::Pawns => "Pawn structure",
+            Term::PassedPawns => "Passed pawns",
+            Term::KingSafety => "King safety",
+            Term::Threats => "Threats",
+            Term::Tempo => "Tempo",
+        }
+    }
+}
 
 /// A named run of consecutive weights, and the `eval` table row it is shown in.
 #[derive(Clone, Copy, Debug)]

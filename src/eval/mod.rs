@@ -5,61 +5,21 @@
 //! Black's total, negated when Black is to move, gives the score; this makes the
 //! evaluation antisymmetric by construction (the mirrored position scores the negation).
 
+mod bitboards;
 mod layout;
 mod pawns;
+mod sink;
+mod tapered;
 mod terms;
 mod weights;
 
-pub use layout::{block_of, Block, BLOCKS, NUM_WEIGHTS};
-pub use terms::Score;
+pub use layout::{block_of, Block, Term, BLOCKS, NUM_WEIGHTS, TERMS};
+pub use tapered::Score;
 pub use weights::WEIGHTS;
 
 use shakmaty::{Bitboard, Board, Chess, Color, Position, Role};
 
-use pawns::PawnInfo;
-use terms::Sink;
-
-/// Evaluation terms, one per row of the `eval` command's table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Term {
-    Material,
-    PieceSquare,
-    Mobility,
-    Pieces,
-    Pawns,
-    PassedPawns,
-    KingSafety,
-    Threats,
-    Tempo,
-}
-
-pub const TERMS: [Term; 9] = [
-    Term::Material,
-    Term::PieceSquare,
-    Term::Mobility,
-    Term::Pieces,
-    Term::Pawns,
-    Term::PassedPawns,
-    Term::KingSafety,
-    Term::Threats,
-    Term::Tempo,
-];
-
-impl Term {
-    pub fn name(self) -> &'static str {
-        match self {
-            Term::Material => "Material",
-            Term::PieceSquare => "Piece-square",
-            Term::Mobility => "Mobility",
-            Term::Pieces => "Pieces",
-            Term::Pawns => "Pawn structure",
-            Term::PassedPawns => "Passed pawns",
-            Term::KingSafety => "King safety",
-            Term::Threats => "Threats",
-            Term::Tempo => "Tempo",
-        }
-    }
-}
+use sink::{PawnInfo, Sink};
 
 /// Per-term, per-colour scores, used by the `eval` command.
 #[derive(Clone, Debug, Default)]
@@ -238,6 +198,10 @@ impl Sink for BreakdownSink {
         let column = usize::from(us == Color::Black);
         self.out.terms[term][column] += WEIGHTS[index] * count;
     }
+
+    fn pawn_structure(&mut self, pawns: [Bitboard; 2]) -> PawnInfo {
+        pawns::structure(pawns, self)
+    }
 }
 
 /// A position as the tuner sees it: the evaluation is
@@ -263,6 +227,10 @@ impl Sink for TraceSink {
             Color::White => self.counts[index] += count,
             Color::Black => self.counts[index] -= count,
         }
+    }
+
+    fn pawn_structure(&mut self, pawns: [Bitboard; 2]) -> PawnInfo {
+        pawns::structure(pawns, self)
     }
 }
 

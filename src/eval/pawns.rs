@@ -6,18 +6,12 @@ use std::cell::RefCell;
 use shakmaty::attacks;
 use shakmaty::{Bitboard, Color, Square};
 
-use super::layout::*;
-use super::terms::{
+use super::bitboards::{
     adjacent_files, file_ahead, forward, front_span, pawn_attacks, ranks_ahead, relative_rank,
-    Score, Sink,
 };
-
-/// What the rest of the evaluation needs from the pawn structure.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PawnInfo {
-    /// Passed pawns, indexed by `Color as usize`.
-    pub passed: [Bitboard; 2],
-}
+use super::layout::*;
+use super::sink::{PawnInfo, Sink};
+use super::tapered::Score;
 
 /// Reports the pawn-structure terms of both colours (`pawns` indexed by `Color as usize`).
 pub fn structure<S: Sink>(pawns: [Bitboard; 2], sink: &mut S) -> PawnInfo {

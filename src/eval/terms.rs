@@ -4,78 +4,12 @@
 //! from its colour's own side of the board, so a colour-flipped position reports the same
 //! counts for the other colour and the evaluation stays antisymmetric.
 
-use std::ops::{Add, AddAssign, Mul, Neg, Sub, SubAssign};
-
 use shakmaty::attacks;
-use shakmaty::{Bitboard, Board, Chess, Color, File, Position, Rank, Role, Square};
+use shakmaty::{Bitboard, Board, Chess, Color, Position, Rank, Role, Square};
 
+use super::bitboards::*;
 use super::layout::*;
-use super::pawns::{self, PawnInfo};
-
-/// A middlegame/endgame score pair.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Score {
-    pub mg: i32,
-    pub eg: i32,
-}
-
-impl Add for Score {
-    type Output = Score;
-    fn add(self, o: Score) -> Score {
-        Score {
-            mg: self.mg + o.mg,
-            eg: self.eg + o.eg,
-        }
-    }
-}
-impl Sub for Score {
-    type Output = Score;
-    fn sub(self, o: Score) -> Score {
-        Score {
-            mg: self.mg - o.mg,
-            eg: self.eg - o.eg,
-        }
-    }
-}
-impl Neg for Score {
-    type Output = Score;
-    fn neg(self) -> Score {
-        Score {
-            mg: -self.mg,
-            eg: -self.eg,
-        }
-    }
-}
-impl AddAssign for Score {
-    fn add_assign(&mut self, o: Score) {
-        *self = *self + o;
-    }
-}
-impl SubAssign for Score {
-    fn sub_assign(&mut self, o: Score) {
-        *self = *self - o;
-    }
-}
-impl Mul<i32> for Score {
-    type Output = Score;
-    fn mul(self, k: i32) -> Score {
-        Score {
-            mg: self.mg * k,
-            eg: self.eg * k,
-        }
-    }
-}
-
-/// Receives every term of the evaluation as "`count` times weight `index`, for `us`".
-pub trait Sink: Sized {
-    fn add(&mut self, us: Color, index: usize, count: i32);
-
-    /// The pawn-structure terms. The search's sink overrides this to cache them by the
-    /// pawn key; the others compute them every time.
-    fn pawn_structure(&mut self, pawns: [Bitboard; 2]) -> PawnInfo {
-        pawns::structure(pawns, self)
-    }
-}
+use super::sink::{PawnInfo, Sink};
 
 /// Attack units a piece of each role adds when it hits the enemy king zone, and per safe
 /// check. These shape the king-danger curve; the weights that turn it into centipawns are
@@ -88,72 +22,6 @@ pub const KING_ATTACK_SQUARE_DIVISOR: i32 = 16;
 
 /// Phase weight of each role: the sum over the start position is `MAX_PHASE`.
 pub const PHASE_WEIGHT: [i32; 6] = [0, 1, 1, 2, 4, 0];
-
-/// The square as seen from `color`'s side of the board (rank 1 is that colour's back rank).
-#[inline]
-pub fn relative(sq: Square, color: Color) -> usize {
-    match color {
-        Color::White => sq as usize,
-        Color::Black => sq as usize ^ 56,
-    }
-}
-
-#[inline]
-pub fn relative_rank(sq: Square, color: Color) -> usize {
-    relative(sq, color) / 8
-}
-
-#[inline]
-pub fn file_mask(file: File) -> Bitboard {
-    Bitboard::from(file)
-}
-
-#[inline]
-pub fn adjacent_files(file: File) -> Bitboard {
-    let bb = file_mask(file).0;
-    Bitboard(((bb << 1) & !Bitboard::from(File::A).0) | ((bb >> 1) & !Bitboard::from(File::H).0))
-}
-
-/// Ranks strictly in front of `rank` from `color`'s side.
-#[inline]
-pub fn ranks_ahead(rank: Rank, color: Color) -> Bitboard {
-    let r = rank as u32;
-    match color {
-        Color::White if r == 7 => Bitboard::EMPTY,
-        Color::White => Bitboard(!0u64 << (8 * (r + 1))),
-        Color::Black => Bitboard((1u64 << (8 * r)) - 1),
-    }
-}
-
-/// Squares strictly in front of `sq` on its file.
-#[inline]
-pub fn file_ahead(sq: Square, color: Color) -> Bitboard {
-    file_mask(sq.file()) & ranks_ahead(sq.rank(), color)
-}
-
-/// Squares strictly in front of `sq` on its file and both neighbours.
-#[inline]
-pub fn front_span(sq: Square, color: Color) -> Bitboard {
-    (file_mask(sq.file()) | adjacent_files(sq.file())) & ranks_ahead(sq.rank(), color)
-}
-
-/// One step toward the enemy side.
-#[inline]
-pub fn forward(bb: Bitboard, color: Color) -> Bitboard {
-    match color {
-        Color::White => Bitboard(bb.0 << 8),
-        Color::Black => Bitboard(bb.0 >> 8),
-    }
-}
-
-/// Every square the pawns of `color` attack.
-#[inline]
-pub fn pawn_attacks(pawns: Bitboard, color: Color) -> Bitboard {
-    let ahead = forward(pawns, color).0;
-    let not_a = !Bitboard::from(File::A).0;
-    let not_h = !Bitboard::from(File::H).0;
-    Bitboard(((ahead & not_h) << 1) | ((ahead & not_a) >> 1))
-}
 
 fn reach(role: Role, sq: Square, occupied: Bitboard) -> Bitboard {
     match role {
@@ -595,23 +463,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn geometry_helpers() {
-        assert_eq!(adjacent_files(File::A), file_mask(File::B));
-        assert_eq!(
-            adjacent_files(File::D),
-            file_mask(File::C) | file_mask(File::E)
-        );
-        assert_eq!(
-            pawn_attacks(Bitboard::from(Square::A2), Color::White),
-            Bitboard::from(Square::B3)
-        );
-        assert_eq!(
-            pawn_attacks(Bitboard::from(Square::E7), Color::Black),
-            Bitboard::from(Square::D6) | Bitboard::from(Square::F6)
-        );
-        assert_eq!(file_ahead(Square::E6, Color::White).count(), 2);
-        assert_eq!(file_ahead(Square::E6, Color::Black).count(), 5);
-        assert_eq!(front_span(Square::A7, Color::Black).count(), 12);
+    fn relative_ranks_counts_from_the_colours_side() {
         assert_eq!(
             relative_ranks(Color::Black, 1, 2),
             Bitboard(0x00ff_ff00_0000_0000)

@@ -9,7 +9,7 @@
 //! K = 1.1770; mean squared error before -> after: training 0.036564 -> 0.025984, validation 0.036502 -> 0.026704
 
 use super::layout::NUM_WEIGHTS;
-use super::terms::Score;
+use super::tapered::Score;
 
 const fn s(mg: i32, eg: i32) -> Score {
     Score { mg, eg }
