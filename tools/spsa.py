@@ -6,7 +6,7 @@ usage: tools/spsa.py --engine BIN --state FILE [--iterations N] [--tc 4+0.04]
                      [--only NAME ...] [--c-share 0.05] [--r-end 0.005] [--seed S]
        tools/spsa.py --state FILE --write-defaults src/search/params.rs
 
-BIN must be a `tune` build (`cargo build --release --features tune`): it declares every
+BIN must be a `spsa` build (`cargo build --release --features spsa`): it declares every
 parameter of `tunable!` in src/search/params.rs as a spin option (upper-case name, range).
 Each iteration perturbs all tuned parameters at once by +-c_k (a random sign each), plays
 one opening twice (colours swapped) between the plus and the minus engine, and moves every
@@ -204,7 +204,7 @@ def main():
 
     params = tunables(args.engine)
     if not params:
-        sys.exit(f"{args.engine} declares no tunable options: build it with --features tune")
+        sys.exit(f"{args.engine} declares no tunable options: build it with --features spsa")
     if args.only:
         missing = set(args.only) - set(params)
         if missing:

@@ -86,7 +86,7 @@ pub struct SearchConfig {
     /// A good capture that beats beta by a margin in a shallower search cuts the node.
     /// Off until it passes an SPRT (docs/strength.md).
     pub probcut: bool,
-    /// Time management II: scale the soft limit by best-move stability, the best move's
+    /// The adaptive soft limit: scale it by best-move stability, the best move's
     /// share of root nodes and score drops.
     pub dynamic_time: bool,
 }
@@ -670,7 +670,7 @@ impl Searcher {
         }
     }
 
-    /// Time management II inputs after an iteration that chose `pv`.
+    /// Inputs of the adaptive soft limit after an iteration that chose `pv`.
     fn updated_trend(
         &self,
         trend: SearchTrend,
@@ -887,7 +887,7 @@ impl Searcher {
     /// The static eval of a node from its raw evaluation, with the correction history
     /// applied when it is on.
     #[inline]
-    fn corrected_eval(&self, pos: &Position, raw: i32) -> i32 {
+    fn eval_with_correction(&self, pos: &Position, raw: i32) -> i32 {
         if !self.config.correction_history {
             return raw;
         }

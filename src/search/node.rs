@@ -166,7 +166,7 @@ pub fn negamax(
     let static_eval = if in_check {
         -INFINITY
     } else {
-        s.corrected_eval(pos, raw_eval)
+        s.eval_with_correction(pos, raw_eval)
     };
 
     // "Improving": our static eval rose since our previous move, so pruning can be bolder
@@ -175,7 +175,7 @@ pub fn negamax(
     let improving = !in_check && ply >= 2 && static_eval > s.eval_stack[ply - 2];
     let pruning_eval = match tt_entry {
         Some(entry) if s.config.tt_eval_correction && !in_check => {
-            corrected_eval(static_eval, score_from_tt(entry.score, ply), entry.bound)
+            eval_bounded_by_tt(static_eval, score_from_tt(entry.score, ply), entry.bound)
         }
         _ => static_eval,
     };
@@ -644,7 +644,7 @@ fn late_move_limit(depth: i32, improving: bool) -> usize {
 
 /// The TT score replaces the static eval when its bound points past it: a lower bound
 /// above the eval or an upper bound below it is a better estimate of this node's value.
-fn corrected_eval(static_eval: i32, tt_score: i32, bound: Bound) -> i32 {
+fn eval_bounded_by_tt(static_eval: i32, tt_score: i32, bound: Bound) -> i32 {
     if tt_score.abs() >= MATE_BOUND {
         return static_eval;
     }
@@ -666,11 +666,11 @@ mod tests {
 
     #[test]
     fn tt_score_replaces_the_eval_only_when_its_bound_points_past_it() {
-        assert_eq!(corrected_eval(50, 120, Bound::Lower), 120);
-        assert_eq!(corrected_eval(50, 20, Bound::Lower), 50);
-        assert_eq!(corrected_eval(50, 20, Bound::Upper), 20);
-        assert_eq!(corrected_eval(50, 120, Bound::Upper), 50);
-        assert_eq!(corrected_eval(50, -30, Bound::Exact), -30);
-        assert_eq!(corrected_eval(50, MATE - 3, Bound::Exact), 50);
+        assert_eq!(eval_bounded_by_tt(50, 120, Bound::Lower), 120);
+        assert_eq!(eval_bounded_by_tt(50, 20, Bound::Lower), 50);
+        assert_eq!(eval_bounded_by_tt(50, 20, Bound::Upper), 20);
+        assert_eq!(eval_bounded_by_tt(50, 120, Bound::Upper), 50);
+        assert_eq!(eval_bounded_by_tt(50, -30, Bound::Exact), -30);
+        assert_eq!(eval_bounded_by_tt(50, MATE - 3, Bound::Exact), 50);
     }
 }

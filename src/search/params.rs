@@ -1,10 +1,10 @@
 //! Every search constant in one place, with its unit.
 //!
 //! The pruning and reduction margins are [`Param`]s: constants in a normal build; in a
-//! build with the `tune` feature each is also a UCI option of the same name, so a tuner
+//! build with the `spsa` feature each is also a UCI option of the same name, so a tuner
 //! (tools/spsa.py) can set them between games.
 
-#[cfg(feature = "tune")]
+#[cfg(feature = "spsa")]
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// A tunable search parameter with the range a tuner may move it in.
@@ -13,7 +13,7 @@ pub struct Param {
     pub default: i32,
     pub min: i32,
     pub max: i32,
-    #[cfg(feature = "tune")]
+    #[cfg(feature = "spsa")]
     value: AtomicI32,
 }
 
@@ -24,7 +24,7 @@ impl Param {
             default,
             min,
             max,
-            #[cfg(feature = "tune")]
+            #[cfg(feature = "spsa")]
             value: AtomicI32::new(default),
         }
     }
@@ -33,14 +33,14 @@ impl Param {
     /// compiler folds it like a constant).
     #[inline(always)]
     pub fn get(&self) -> i32 {
-        #[cfg(feature = "tune")]
+        #[cfg(feature = "spsa")]
         return self.value.load(Ordering::Relaxed);
-        #[cfg(not(feature = "tune"))]
+        #[cfg(not(feature = "spsa"))]
         self.default
     }
 
-    /// Sets the value (`tune` builds only); out of range leaves it unchanged.
-    #[cfg(feature = "tune")]
+    /// Sets the value (`spsa` builds only); out of range leaves it unchanged.
+    #[cfg(feature = "spsa")]
     pub fn set(&self, value: i32) -> Result<(), String> {
         if !(self.min..=self.max).contains(&value) {
             return Err(format!(
@@ -108,13 +108,13 @@ fn lmr_formula(depth: usize, moves: usize) -> i32 {
 }
 
 /// The late move reduction at `depth` for move number `moves` (both capped at 63): the
-/// table's entry. A tune build computes it from the parameters of the moment instead, as a
+/// table's entry. An `spsa` build computes it from the parameters of the moment instead, as a
 /// tuner changes them after the table is built.
 #[inline(always)]
 pub fn lmr_reduction(depth: usize, moves: usize) -> i32 {
-    #[cfg(feature = "tune")]
+    #[cfg(feature = "spsa")]
     return lmr_formula(depth.min(63), moves.min(63));
-    #[cfg(not(feature = "tune"))]
+    #[cfg(not(feature = "spsa"))]
     LMR_TABLE[depth.min(63)][moves.min(63)]
 }
 
@@ -161,7 +161,7 @@ pub const CORRECTION_WEIGHT_SCALE: i32 = 256;
 pub const CORRECTION_MAX_WEIGHT: i32 = 16;
 pub const CORRECTION_MAX_GAP: i32 = 256;
 
-// The margins and reductions a tuner may move (`tune` builds: UCI options of these names).
+// The margins and reductions a tuner may move (`spsa` builds: UCI options of these names).
 // Ranges are wide enough for SPSA and narrow enough that no value breaks the search.
 tunable! {
     /// Aspiration window half-width at ASPIRATION_MIN_DEPTH (cp).
@@ -237,9 +237,9 @@ mod tests {
         assert_eq!(lmr_reduction(200, 300), LMR_TABLE[63][63]);
     }
 
-    #[cfg(feature = "tune")]
+    #[cfg(feature = "spsa")]
     #[test]
-    fn tune_builds_set_values_within_range_only() {
+    fn spsa_builds_set_values_within_range_only() {
         let p = &SE_MARGIN_PER_DEPTH;
         assert!(p.set(p.max + 1).is_err());
         assert_eq!(p.get(), p.default);

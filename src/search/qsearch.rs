@@ -60,7 +60,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             Some(eval) => eval,
             None => s.evaluate(pos, ply),
         };
-        best_score = s.corrected_eval(pos, raw_eval);
+        best_score = s.eval_with_correction(pos, raw_eval);
         if best_score >= beta {
             return best_score;
         }

@@ -103,9 +103,9 @@ pub fn declarations() -> Vec<String> {
     .collect()
 }
 
-/// The search parameters as spin options (`tune` builds only).
+/// The search parameters as spin options (`spsa` builds only).
 fn tunable_declarations() -> Vec<String> {
-    #[cfg(feature = "tune")]
+    #[cfg(feature = "spsa")]
     return crate::search::params::TUNABLE
         .iter()
         .map(|p| {
@@ -115,7 +115,7 @@ fn tunable_declarations() -> Vec<String> {
             )
         })
         .collect();
-    #[cfg(not(feature = "tune"))]
+    #[cfg(not(feature = "spsa"))]
     Vec::new()
 }
 
@@ -136,7 +136,7 @@ fn spin(name: &str, value: Option<&str>, min: u64, max: u64) -> Result<u64, Stri
 }
 
 /// Sets the search parameter named `name` (lower case), if there is one.
-#[cfg(feature = "tune")]
+#[cfg(feature = "spsa")]
 fn set_tunable(name: &str, value: Option<&str>) -> Result<bool, String> {
     let Some(param) = crate::search::params::TUNABLE
         .iter()
@@ -245,7 +245,7 @@ impl Options {
                 };
                 Ok(Change::EvalFile(path.to_string()))
             }
-            #[cfg(feature = "tune")]
+            #[cfg(feature = "spsa")]
             other if set_tunable(other, value)? => Ok(Change::None),
             _ => Err(format!("no such option: '{}'", super::parse::echo(name))),
         }
@@ -268,15 +268,15 @@ mod tests {
     }
 
     #[test]
-    fn search_parameters_are_options_only_in_tune_builds() {
+    fn search_parameters_are_options_only_in_spsa_builds() {
         let declared = declarations()
             .iter()
             .any(|d| d.starts_with("option name RFP_MARGIN_PER_DEPTH type spin default 80 "));
-        assert_eq!(declared, cfg!(feature = "tune"));
+        assert_eq!(declared, cfg!(feature = "spsa"));
         let mut o = Options::default();
-        // Out of range in a tune build, no such option otherwise.
+        // Out of range in an spsa build, no such option otherwise.
         assert!(o.set("rfp_margin_per_depth", Some("5000")).is_err());
-        #[cfg(feature = "tune")]
+        #[cfg(feature = "spsa")]
         {
             use crate::search::params::LMP_BASE;
             assert_eq!(o.set("LMP_BASE", Some("7")), Ok(Change::None));
