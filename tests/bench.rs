@@ -1,14 +1,14 @@
 //! `basalt bench` is the search's fingerprint: its node count must be the same on every run,
 //! and its last line must be exactly `<nodes> nodes <nps> nps` for OpenBench.
 
-use std::process::Command;
+mod common;
 
 fn bench_last_line(depth: &str) -> String {
     bench_last_line_with(&["--depth", depth])
 }
 
 fn bench_last_line_with(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_basalt"))
+    let out = common::basalt()
         .arg("bench")
         .args(args)
         .output()

@@ -1,13 +1,12 @@
 //! `basalt datagen` end to end: reproducible from its seed whatever the thread count,
 //! resumable to the same bytes, and every record a sane quiet position.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use basalt::datagen::format::{unpack, RECORD_BYTES};
 use shakmaty::{CastlingMode, Color, FromSetup, Position, Setup};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_basalt");
 
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
@@ -20,7 +19,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn datagen(out: &Path, games: u64, threads: usize) {
-    let status = Command::new(BINARY)
+    let status = common::basalt()
         .args(["datagen", "--out"])
         .arg(out)
         .args(["--games", &games.to_string()])

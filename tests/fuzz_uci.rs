@@ -31,23 +31,24 @@
 //! `cargo test --release --test fuzz_uci` runs a fixed seed; the long run is
 //! `FUZZ_SEED=7 FUZZ_LINES=50000 cargo test --release --test fuzz_uci -- --ignored --nocapture`.
 
+mod common;
+
 use std::collections::VecDeque;
 use std::fmt::Display;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::{
+    castling_mode, check_line, check_move, fen_of, legal_move, parse_bestmove, percentiles,
+    syzygy_dir, Engine, Line, Stream,
+};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use shakmaty::fen::Fen;
-use shakmaty::uci::UciMove;
-use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_basalt");
+use shakmaty::{CastlingMode, Chess, Move, Position};
 
 /// `isready` must be answered within this however busy the engine is. Far above the few
 /// milliseconds it needs, so a chess match on the other core does not make the test flaky.
@@ -146,127 +147,6 @@ fn fuzz(seed: u64, lines: usize) -> Stats {
 
 fn lossy(line: &[u8]) -> String {
     String::from_utf8_lossy(line).into_owned()
-}
-
-fn fen_of(board: &Chess) -> String {
-    Fen::from_position(board, EnPassantMode::Legal).to_string()
-}
-
-fn castling_mode(chess960: bool) -> CastlingMode {
-    if chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    }
-}
-
-/// How the engine reads a move: any UCI spelling shakmaty accepts in this position.
-fn legal_move(board: &Chess, text: &str) -> Option<Move> {
-    text.parse::<UciMove>().ok()?.to_move(board).ok()
-}
-
-/// How the engine must write a move: legal, and spelled the way the castling mode says.
-fn check_move(board: &Chess, mode: CastlingMode, text: &str) -> Result<Move, String> {
-    let m = legal_move(board, text).ok_or_else(|| format!("{text:?} is not a legal move"))?;
-    let canonical = m.to_uci(mode).to_string();
-    if canonical != text {
-        return Err(format!("{text:?} should be written {canonical:?}"));
-    }
-    Ok(m)
-}
-
-/// Checks a sequence of moves (a PV, bestmove + ponder) from `board`.
-fn check_line(board: &Chess, mode: CastlingMode, moves: &[&str]) -> Result<Vec<Move>, String> {
-    let mut board = board.clone();
-    let mut played = Vec::with_capacity(moves.len());
-    for (i, text) in moves.iter().enumerate() {
-        let m = check_move(&board, mode, text).map_err(|e| format!("move {}: {e}", i + 1))?;
-        board.play_unchecked(m);
-        played.push(m);
-    }
-    Ok(played)
-}
-
-// ---------------------------------------------------------------------------------------
-// The engine process
-// ---------------------------------------------------------------------------------------
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stream {
-    Stdout,
-    Stderr,
-}
-
-/// The engine with a writer thread on its stdin (so a stalled engine cannot block the
-/// harness in `write`) and reader threads on stdout and stderr.
-struct Process {
-    child: Child,
-    input: Option<Sender<Vec<u8>>>,
-    output: Receiver<(Instant, Stream, String)>,
-}
-
-impl Process {
-    fn start() -> Process {
-        let mut child = Command::new(BINARY)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("cannot start the engine binary");
-        let (sender, output) = mpsc::channel();
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        read_lines(stdout, Stream::Stdout, sender.clone());
-        read_lines(stderr, Stream::Stderr, sender);
-        let mut stdin = child.stdin.take().expect("stdin is piped");
-        let (input, lines) = mpsc::channel::<Vec<u8>>();
-        thread::spawn(move || {
-            for mut line in lines {
-                line.push(b'\n');
-                if stdin.write_all(&line).and_then(|()| stdin.flush()).is_err() {
-                    break;
-                }
-            }
-        });
-        Process {
-            child,
-            input: Some(input),
-            output,
-        }
-    }
-}
-
-fn read_lines(
-    source: impl Read + Send + 'static,
-    stream: Stream,
-    sender: Sender<(Instant, Stream, String)>,
-) {
-    thread::spawn(move || {
-        let mut reader = BufReader::new(source);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match reader.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let text = String::from_utf8_lossy(&buf);
-            let line = text.trim_end_matches(['\n', '\r']).to_string();
-            if sender.send((Instant::now(), stream, line)).is_err() {
-                break;
-            }
-        }
-    });
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.input = None;
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -662,22 +542,11 @@ struct Stats {
     elapsed: Duration,
 }
 
-/// 95th and 99th percentile (nearest rank) and maximum.
-fn percentiles(samples: &[Duration]) -> (Duration, Duration, Duration) {
-    let mut sorted = samples.to_vec();
-    sorted.sort();
-    if sorted.is_empty() {
-        return (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    }
-    let rank = |p: usize| sorted[(sorted.len() * p).div_ceil(100).max(1) - 1];
-    (rank(95), rank(99), sorted[sorted.len() - 1])
-}
-
 impl Stats {
     fn assert_latency(&self, ready: Duration, stop: Duration) {
-        let (_, ready_p99, _) = percentiles(&self.ready_latency);
-        let (_, stop_p99, _) = percentiles(&self.stop_latency);
-        let (_, after_stop_p99, _) = percentiles(&self.ready_after_stop);
+        let ready_p99 = percentiles(&self.ready_latency).p99;
+        let stop_p99 = percentiles(&self.stop_latency).p99;
+        let after_stop_p99 = percentiles(&self.ready_after_stop).p99;
         assert!(
             after_stop_p99 <= stop,
             "seed {:#x}: isready after stop p99 {after_stop_p99:?} > {stop:?}",
@@ -732,9 +601,12 @@ impl Display for Stats {
             "  `d` positions checked: {}, readyoks: {}, max isready latency: {:.1?}, drains: {}",
             self.fens_checked, self.readyoks, self.max_ready, self.drains
         )?;
-        let (r95, r99, rmax) = percentiles(&self.ready_latency);
-        let (s95, s99, smax) = percentiles(&self.stop_latency);
-        let (a95, a99, amax) = percentiles(&self.ready_after_stop);
+        let ready = percentiles(&self.ready_latency);
+        let (r95, r99, rmax) = (ready.p95, ready.p99, ready.max);
+        let stop = percentiles(&self.stop_latency);
+        let (s95, s99, smax) = (stop.p95, stop.p99, stop.max);
+        let after_stop = percentiles(&self.ready_after_stop);
+        let (a95, a99, amax) = (after_stop.p95, after_stop.p99, after_stop.max);
         write!(
             f,
             "  option churn lines: {}; isready p95 {r95:.2?} p99 {r99:.2?} max {rmax:.2?} \
@@ -751,7 +623,7 @@ impl Display for Stats {
 
 struct Fuzz {
     seed: u64,
-    process: Process,
+    engine: Engine,
     model: Model,
     /// Started jobs whose last line has not been read yet, oldest first. Jobs run one at a
     /// time, so the front one owns every search/perft line read.
@@ -781,7 +653,7 @@ impl Fuzz {
     fn start(seed: u64) -> Fuzz {
         Fuzz {
             seed,
-            process: Process::start(),
+            engine: Engine::start(),
             model: Model::new(),
             jobs: VecDeque::new(),
             next_job: 0,
@@ -838,7 +710,7 @@ impl Fuzz {
     }
 
     fn check_alive(&mut self) {
-        match self.process.child.try_wait() {
+        match self.engine.try_wait() {
             Ok(None) => {}
             Ok(Some(status)) => {
                 let stderr = self.pause_quietly();
@@ -852,13 +724,15 @@ impl Fuzz {
     /// Returns the engine's stderr lines among them (a panic message, say).
     fn pause_quietly(&mut self) -> Vec<String> {
         let mut stderr = Vec::new();
-        while let Ok((_, stream, line)) =
-            self.process.output.recv_timeout(Duration::from_millis(100))
-        {
-            let tag = if stream == Stream::Stderr { "<!" } else { "<" };
-            self.note(format!("{tag} {}", shorten(&line)));
-            if stream == Stream::Stderr {
-                stderr.push(line);
+        while let Ok(line) = self.engine.recv(Duration::from_millis(100)) {
+            let tag = if line.stream == Stream::Stderr {
+                "<!"
+            } else {
+                "<"
+            };
+            self.note(format!("{tag} {}", shorten(&line.text)));
+            if line.stream == Stream::Stderr {
+                stderr.push(line.text);
             }
         }
         stderr
@@ -883,12 +757,7 @@ impl Fuzz {
         }
         self.note(format!("> {}", shorten(&text)));
         self.transcript.push(line.clone());
-        let delivered = self
-            .process
-            .input
-            .as_ref()
-            .is_some_and(|input| input.send(line).is_ok());
-        if !delivered {
+        if !self.engine.write_line(line) {
             self.fail("cannot write to the engine");
         }
         match meaning {
@@ -1071,12 +940,11 @@ impl Fuzz {
     fn quit(&mut self) {
         self.note("> quit".into());
         self.transcript.push(b"quit".to_vec());
-        if let Some(input) = self.process.input.take() {
-            let _ = input.send(b"quit".to_vec());
-        }
+        self.engine.write_line(b"quit".to_vec());
+        self.engine.close_stdin();
         let deadline = Instant::now() + QUIT_TIMEOUT;
         let status = loop {
-            match self.process.child.try_wait() {
+            match self.engine.try_wait() {
                 Ok(Some(status)) => break status,
                 Ok(None) if Instant::now() < deadline => {
                     self.pump_until(Instant::now() + Duration::from_millis(5));
@@ -1094,8 +962,8 @@ impl Fuzz {
 
     fn pump_available(&mut self) {
         loop {
-            match self.process.output.try_recv() {
-                Ok((at, stream, line)) => self.on_output(at, stream, line),
+            match self.engine.try_recv() {
+                Ok(line) => self.on_output(line),
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => return,
             }
         }
@@ -1104,9 +972,9 @@ impl Fuzz {
     /// Handles the next output line if one arrives before `deadline`.
     fn pump_until(&mut self, deadline: Instant) -> bool {
         let left = deadline.saturating_duration_since(Instant::now());
-        match self.process.output.recv_timeout(left) {
-            Ok((at, stream, line)) => {
-                self.on_output(at, stream, line);
+        match self.engine.recv(left) {
+            Ok(line) => {
+                self.on_output(line);
                 true
             }
             Err(RecvTimeoutError::Timeout) => false,
@@ -1117,7 +985,12 @@ impl Fuzz {
         }
     }
 
-    fn on_output(&mut self, at: Instant, stream: Stream, line: String) {
+    fn on_output(&mut self, output: Line) {
+        let Line {
+            at,
+            stream,
+            text: line,
+        } = output;
         self.line_at = at;
         if stream == Stream::Stderr {
             self.note(format!("<! {}", shorten(&line)));
@@ -1412,15 +1285,6 @@ fn is_churn(setting: Setting) -> bool {
     }
 }
 
-/// The 3- and 4-piece Syzygy tables shipped beside the repository, if present.
-fn syzygy_dir() -> Option<&'static str> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/syzygy");
-    std::path::Path::new(dir)
-        .join("KRvK.rtbw")
-        .is_file()
-        .then_some(dir)
-}
-
 /// The notice for a change the engine defers while a search runs.
 fn deferral_notice(setting: Setting) -> Option<Notice> {
     match setting {
@@ -1448,12 +1312,7 @@ fn check_bestmove(job: &Job, line: &str) -> Result<(), String> {
             if job.debug { "on" } else { "off" }
         ));
     }
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let (best, ponder) = match words.as_slice() {
-        ["bestmove", best] => (*best, None),
-        ["bestmove", best, "ponder", ponder] => (*best, Some(*ponder)),
-        _ => return Err("malformed bestmove line".into()),
-    };
+    let (best, ponder) = parse_bestmove(line)?;
     if best == "(none)" {
         let legal = job.board.legal_moves().len();
         if legal > 0 || ponder.is_some() {

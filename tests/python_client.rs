@@ -7,13 +7,14 @@
 //! environment variable is set), where the CI script installs it and a skip would hide a
 //! broken setup.
 
+mod common;
+
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_basalt");
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/selfplay.py");
 const FEATURES_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/features.py");
 
@@ -61,7 +62,7 @@ fn run_script(script: &str, args: &[&str]) {
     let start = Instant::now();
     let mut child = Command::new("python3")
         .arg(script)
-        .arg(BINARY)
+        .arg(common::binary())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -104,7 +105,7 @@ fn python_chess_selfplay() {
 /// (`tests/python/features.py`).
 #[test]
 fn python_chess_multipv_wdl_options_and_ponder() {
-    let syzygy = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/syzygy");
+    let syzygy = common::SYZYGY_DIR;
     if std::path::Path::new(syzygy).is_dir() {
         run_script(FEATURES_SCRIPT, &[syzygy]);
     } else {

@@ -1,565 +1,20 @@
 //! Drives the built `basalt` binary over UCI the way a GUI does: one engine process per test,
-//! commands on its stdin, replies read from its stdout by a reader thread. Every wait has a
-//! deadline, so an engine that hangs fails the test instead of stalling CI.
+//! commands on its stdin, replies read from its stdout (the driver is `tests/common`). Every
+//! wait has a deadline, so an engine that hangs fails the test instead of stalling CI.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+mod common;
+
 use std::thread;
 use std::time::{Duration, Instant};
 
-use shakmaty::fen::Fen;
+use common::{
+    assert_legal_bestmove, board, check_search, exclusive_cpu, percentiles, play_line, shared_cpu,
+    syzygy_dir_or_skip, Engine, Info, Score, Search, KIWIPETE, PATIENCE, PROMPT, STARTPOS,
+};
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Position, Role, Square};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_basalt");
-
-/// The engine under test: this crate's binary, or `BASALT_BIN` when it is set (to measure
-/// another build, e.g. the latency percentiles of two builds side by side).
-fn binary() -> String {
-    std::env::var("BASALT_BIN").unwrap_or_else(|_| BINARY.to_string())
-}
-
-/// Deadline for anything that should finish quickly; only reached when something hangs.
-const PATIENCE: Duration = Duration::from_secs(10);
-
-/// "Promptly": replies that need no thinking (`readyok`, `bestmove` after `stop`). Far above
-/// what the engine needs (a few ms) so a loaded CI machine does not flake.
-const PROMPT: Duration = Duration::from_millis(200);
-
-const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
-const KIWIPETE: &str = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
 const ITALIAN: &str = "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/3P1N2/PPP2PPP/RNBQK2R w KQkq - 1 5";
-
-/// Tests that measure latency take this exclusively; all others share it. On a two-core
-/// machine a latency test next to two searching engines would measure the scheduler.
-static CPU: RwLock<()> = RwLock::new(());
-
-fn shared_cpu() -> RwLockReadGuard<'static, ()> {
-    CPU.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn exclusive_cpu() -> RwLockWriteGuard<'static, ()> {
-    CPU.write().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// An engine process with piped stdin/stdout.
-struct Engine {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    /// Output lines with the moment the reader thread got them.
-    lines: Receiver<(Instant, String)>,
-    /// Every line received since the last `go` was sent with `start_go`.
-    since_go: Vec<(Instant, String)>,
-    /// Recent traffic, shown when a test fails.
-    log: Vec<String>,
-}
-
-/// A line that matched, the lines before it, and when it arrived.
-struct Reply {
-    before: Vec<String>,
-    line: String,
-    at: Instant,
-}
-
-/// What a `go` produced.
-struct Search {
-    infos: Vec<String>,
-    bestmove: String,
-    /// From sending `go` to reading `bestmove`.
-    elapsed: Duration,
-}
-
-impl Engine {
-    fn start() -> Engine {
-        let mut child = Command::new(binary())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("cannot start the engine binary");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (sender, lines) = mpsc::channel();
-        thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match reader.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                let at = Instant::now();
-                let text = String::from_utf8_lossy(&buf);
-                let line = text.trim_end_matches(['\n', '\r']).to_string();
-                if sender.send((at, line)).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        Engine {
-            child,
-            stdin,
-            lines,
-            since_go: Vec::new(),
-            log: Vec::new(),
-        }
-    }
-
-    /// Starts an engine and waits until it is ready, so start-up does not count in timings.
-    fn ready() -> Engine {
-        let mut engine = Engine::start();
-        let before = engine.sync();
-        assert!(before.is_empty(), "output before any command: {before:?}");
-        engine
-    }
-
-    fn note(&mut self, entry: String) {
-        const KEEP: usize = 60;
-        if self.log.len() >= 2 * KEEP {
-            self.log.drain(..KEEP);
-        }
-        self.log.push(entry);
-    }
-
-    fn fail(&self, why: &str) -> ! {
-        panic!(
-            "{why}\n--- recent traffic (> sent, < received) ---\n{}",
-            self.log.join("\n")
-        );
-    }
-
-    /// Sends one line; returns the moment just before writing it.
-    fn send(&mut self, line: &str) -> Instant {
-        self.send_bytes(line.as_bytes())
-    }
-
-    fn send_bytes(&mut self, bytes: &[u8]) -> Instant {
-        let shown: String = String::from_utf8_lossy(bytes).chars().take(100).collect();
-        self.note(format!("> {shown}"));
-        let at = Instant::now();
-        let Some(stdin) = self.stdin.as_mut() else {
-            self.fail("stdin already closed");
-        };
-        let written = stdin
-            .write_all(bytes)
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush());
-        if let Err(e) = written {
-            self.fail(&format!("cannot write to the engine: {e}"));
-        }
-        at
-    }
-
-    /// The next line, or `None` if none arrives within `timeout` or the output has ended.
-    fn next_line(&mut self, timeout: Duration) -> Option<(Instant, String)> {
-        let (at, line) = self.lines.recv_timeout(timeout).ok()?;
-        self.note(format!("< {line}"));
-        self.since_go.push((at, line.clone()));
-        Some((at, line))
-    }
-
-    /// Reads until a line satisfies `wanted`; fails the test after `timeout`.
-    fn expect_line(
-        &mut self,
-        what: &str,
-        timeout: Duration,
-        wanted: impl Fn(&str) -> bool,
-    ) -> Reply {
-        let deadline = Instant::now() + timeout;
-        let mut before = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.next_line(left) {
-                Some((at, line)) if wanted(&line) => return Reply { before, line, at },
-                Some((_, line)) => before.push(line),
-                None => self.fail(&format!("no {what} within {timeout:?}")),
-            }
-        }
-    }
-
-    /// Collects whatever arrives during `window`.
-    fn lines_during(&mut self, window: Duration) -> Vec<String> {
-        let deadline = Instant::now() + window;
-        let mut lines = Vec::new();
-        while let Some((_, line)) =
-            self.next_line(deadline.saturating_duration_since(Instant::now()))
-        {
-            lines.push(line);
-        }
-        lines
-    }
-
-    /// `isready` and the lines printed before its `readyok`.
-    /// Sends `line`, then `isready`, and returns what came before `readyok`.
-    fn sync_after(&mut self, line: &str) -> Vec<String> {
-        self.send(line);
-        self.sync()
-    }
-
-    fn sync(&mut self) -> Vec<String> {
-        self.send("isready");
-        self.expect_line("readyok", PATIENCE, |l| l == "readyok")
-            .before
-    }
-
-    /// The current position as the engine's `d` command reports it.
-    fn fen(&mut self) -> String {
-        self.send("d");
-        let lines = self.sync();
-        match lines.iter().find_map(|l| l.strip_prefix("Fen: ")) {
-            Some(fen) => fen.to_string(),
-            None => self.fail("`d` printed no `Fen:` line"),
-        }
-    }
-
-    /// Sends a `go` command and reads up to its `bestmove`.
-    fn go(&mut self, command: &str) -> Search {
-        self.go_within(command, PATIENCE)
-    }
-
-    fn go_within(&mut self, command: &str, timeout: Duration) -> Search {
-        let sent = self.start_go(command);
-        self.take_search(sent, timeout)
-    }
-
-    /// Like `expect_line`, but for output of the job begun by `start_go`: also looks at
-    /// lines already read, and returns every line since that `go`.
-    fn expect_since_go(
-        &mut self,
-        what: &str,
-        timeout: Duration,
-        wanted: impl Fn(&str) -> bool,
-    ) -> Reply {
-        if !self.since_go.iter().any(|(_, l)| wanted(l)) {
-            self.expect_line(what, timeout, &wanted);
-        }
-        let mut lines = std::mem::take(&mut self.since_go);
-        let end = lines
-            .iter()
-            .position(|(_, l)| wanted(l))
-            .expect("the wanted line has arrived");
-        self.since_go = lines.split_off(end + 1);
-        let (at, line) = lines.pop().expect("the wanted line is there");
-        Reply {
-            before: lines.into_iter().map(|(_, l)| l).collect(),
-            line,
-            at,
-        }
-    }
-
-    /// The search begun by `start_go`, up to its `bestmove`.
-    fn take_search(&mut self, sent: Instant, timeout: Duration) -> Search {
-        let reply = self.expect_since_go("bestmove", timeout, |l| l.starts_with("bestmove"));
-        Search {
-            infos: reply.before,
-            bestmove: reply.line,
-            elapsed: reply.at - sent,
-        }
-    }
-
-    /// Sends a `go` that starts a search; returns when it was sent. Fails the test if the
-    /// engine refuses it with "a search is already running": a job is marked finished
-    /// before its last line goes out, so a `go` sent on that line must be taken
-    /// (`go_right_after_perft_is_not_lost` checks the same for perft).
-    fn start_go(&mut self, command: &str) -> Instant {
-        const REFUSED: &str = "info string a search is already running";
-        // `isready` after the `go` tells a refusal (printed before `readyok`) apart from a
-        // search that started. A refusal here is a bug: every caller sends `go` only after
-        // the previous job's last line, as a GUI does.
-        self.since_go.clear();
-        let sent = self.send(command);
-        self.send("isready");
-        let reply = self.expect_line("readyok after go", PATIENCE, |l| l == "readyok");
-        self.since_go.retain(|(_, l)| l != "readyok");
-        if reply.before.iter().any(|l| l.starts_with(REFUSED)) {
-            self.fail(&format!(
-                "{command:?} was refused right after the previous job ended"
-            ));
-        }
-        sent
-    }
-
-    /// Sends `stop` and returns the search's output and how long `bestmove` took.
-    fn stop(&mut self) -> (Search, Duration) {
-        let sent = self.send("stop");
-        let search = self.take_search(sent, PATIENCE);
-        let latency = search.elapsed;
-        (search, latency)
-    }
-
-    /// Waits for the first `info depth` line of a running search.
-    fn wait_for_info(&mut self) {
-        if !self
-            .since_go
-            .iter()
-            .any(|(_, l)| l.starts_with("info depth"))
-        {
-            self.expect_line("info depth line", PATIENCE, |l| l.starts_with("info depth"));
-        }
-    }
-
-    fn close_stdin(&mut self) {
-        self.note("> (closes stdin)".into());
-        self.stdin = None;
-    }
-
-    /// Waits for the process to exit; returns its status and how long that took.
-    fn wait_exit(&mut self, timeout: Duration) -> (ExitStatus, Duration) {
-        let start = Instant::now();
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => return (status, start.elapsed()),
-                // Polled finely: the latency test reports exit times well below a millisecond.
-                Ok(None) if start.elapsed() < timeout => thread::sleep(Duration::from_micros(100)),
-                Ok(None) => self.fail(&format!("the engine did not exit within {timeout:?}")),
-                Err(e) => self.fail(&format!("cannot wait for the engine: {e}")),
-            }
-        }
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        self.stdin = None;
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
-}
-
-impl Search {
-    fn best(&self) -> &str {
-        self.bestmove.split_whitespace().nth(1).unwrap_or("")
-    }
-
-    fn ponder(&self) -> Option<&str> {
-        let words: Vec<&str> = self.bestmove.split_whitespace().collect();
-        match words.as_slice() {
-            ["bestmove", _] => None,
-            ["bestmove", _, "ponder", p] => Some(p),
-            _ => panic!("malformed bestmove line: {:?}", self.bestmove),
-        }
-    }
-
-    /// The search's `info` lines other than `info string`, parsed.
-    fn iterations(&self) -> Vec<Info> {
-        self.infos
-            .iter()
-            .filter(|l| l.starts_with("info ") && !l.starts_with("info string"))
-            .map(|l| Info::parse(l))
-            .collect()
-    }
-
-    /// The last iteration reported without a bound: the one `bestmove` comes from.
-    fn last_exact(&self) -> Info {
-        match self
-            .iterations()
-            .into_iter()
-            .rev()
-            .find(|i| i.bound.is_none())
-        {
-            Some(info) => info,
-            None => panic!("no exact info line before {:?}", self.bestmove),
-        }
-    }
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum Score {
-    Cp(i32),
-    Mate(i32),
-}
-
-#[derive(Debug)]
-struct Info {
-    depth: u32,
-    seldepth: u32,
-    multipv: u32,
-    score: Score,
-    bound: Option<String>,
-    nodes: u64,
-    nps: u64,
-    hashfull: u32,
-    tbhits: u64,
-    time: u64,
-    /// `wdl W D L` (only with UCI_ShowWDL).
-    wdl: Option<(u32, u32, u32)>,
-    pv: Vec<String>,
-}
-
-impl Info {
-    /// Parses an `info depth ...` line; panics naming the line when a field is missing.
-    fn parse(line: &str) -> Info {
-        fn number<T: std::str::FromStr>(line: &str, key: &str, word: Option<&str>) -> T {
-            match word.and_then(|w| w.parse().ok()) {
-                Some(v) => v,
-                None => panic!("`{key}` without a number in {line:?}"),
-            }
-        }
-        let mut words = line.split_whitespace();
-        assert_eq!(words.next(), Some("info"), "not an info line: {line:?}");
-        let (mut depth, mut seldepth, mut multipv, mut nodes) = (None, None, None, None);
-        let (mut nps, mut hashfull, mut time, mut score) = (None, None, None, None);
-        let mut bound = None;
-        let mut pv = None;
-        let (mut tbhits, mut wdl) = (None, None);
-        while let Some(key) = words.next() {
-            match key {
-                "depth" => depth = Some(number(line, key, words.next())),
-                "seldepth" => seldepth = Some(number(line, key, words.next())),
-                "multipv" => multipv = Some(number(line, key, words.next())),
-                "nodes" => nodes = Some(number(line, key, words.next())),
-                "nps" => nps = Some(number(line, key, words.next())),
-                "hashfull" => hashfull = Some(number(line, key, words.next())),
-                "time" => time = Some(number(line, key, words.next())),
-                "tbhits" => tbhits = Some(number(line, key, words.next())),
-                "wdl" => {
-                    let w = number(line, "wdl", words.next());
-                    let d = number(line, "wdl", words.next());
-                    let l = number(line, "wdl", words.next());
-                    wdl = Some((w, d, l));
-                }
-                "score" => {
-                    score = match words.next() {
-                        Some("cp") => Some(Score::Cp(number(line, "cp", words.next()))),
-                        Some("mate") => Some(Score::Mate(number(line, "mate", words.next()))),
-                        other => panic!("score kind {other:?} in {line:?}"),
-                    }
-                }
-                "lowerbound" | "upperbound" => bound = Some(key.to_string()),
-                "pv" => {
-                    pv = Some(words.by_ref().map(str::to_string).collect::<Vec<_>>());
-                }
-                other => panic!("unexpected info field {other:?} in {line:?}"),
-            }
-        }
-        let missing = |field: &str| -> ! { panic!("no `{field}` in {line:?}") };
-        // A fail-low (upperbound) iteration may have no move to show.
-        let pv = match (pv, bound.is_some()) {
-            (Some(pv), _) => pv,
-            (None, true) => Vec::new(),
-            (None, false) => missing("pv"),
-        };
-        Info {
-            depth: depth.unwrap_or_else(|| missing("depth")),
-            seldepth: seldepth.unwrap_or_else(|| missing("seldepth")),
-            multipv: multipv.unwrap_or_else(|| missing("multipv")),
-            score: score.unwrap_or_else(|| missing("score")),
-            nodes: nodes.unwrap_or_else(|| missing("nodes")),
-            nps: nps.unwrap_or_else(|| missing("nps")),
-            hashfull: hashfull.unwrap_or_else(|| missing("hashfull")),
-            time: time.unwrap_or_else(|| missing("time")),
-            tbhits: tbhits.unwrap_or_else(|| missing("tbhits")),
-            wdl,
-            bound,
-            pv,
-        }
-    }
-}
-
-fn mode(chess960: bool) -> CastlingMode {
-    if chess960 {
-        CastlingMode::Chess960
-    } else {
-        CastlingMode::Standard
-    }
-}
-
-fn board(fen: &str, chess960: bool) -> Chess {
-    let parsed: Fen = fen
-        .parse()
-        .unwrap_or_else(|e| panic!("bad FEN {fen:?}: {e}"));
-    parsed
-        .into_position(mode(chess960))
-        .unwrap_or_else(|e| panic!("illegal position {fen:?}: {e}"))
-}
-
-/// Plays `moves` from `fen`, requiring each to be legal and written the way the castling
-/// mode prescribes (king-takes-rook in Chess960, king two squares otherwise).
-fn play_line(fen: &str, chess960: bool, moves: &[&str]) -> Result<Chess, String> {
-    let mut pos = board(fen, chess960);
-    for (i, &text) in moves.iter().enumerate() {
-        let uci: UciMove = text
-            .parse()
-            .map_err(|_| format!("move {} {text:?} of {moves:?} is not UCI", i + 1))?;
-        let m = uci.to_move(&pos).map_err(|_| {
-            format!(
-                "move {} {text:?} of {moves:?} is illegal after the moves before it from {fen}",
-                i + 1
-            )
-        })?;
-        let canonical = m.to_uci(mode(chess960)).to_string();
-        if canonical != text {
-            return Err(format!(
-                "move {} {text:?} of {moves:?} should be written {canonical:?}",
-                i + 1
-            ));
-        }
-        pos.play_unchecked(m);
-    }
-    Ok(pos)
-}
-
-/// Checks a finished search: every info line complete, every PV legal, and `bestmove`
-/// (with its ponder move) legal and equal to the last exact PV's first move.
-fn check_search(fen: &str, chess960: bool, search: &Search) {
-    let iterations = search.iterations();
-    assert!(
-        !iterations.is_empty(),
-        "no info lines before {:?}",
-        search.bestmove
-    );
-    let mut last_depth = 0;
-    let mut last_hashfull = 0;
-    for info in &iterations {
-        assert!(info.depth >= last_depth, "depth went down: {info:?}");
-        last_depth = info.depth;
-        // A search stores entries of one table generation only, so the share of them can
-        // only grow; a drop means some thread started a new generation mid-search.
-        assert!(
-            info.hashfull >= last_hashfull,
-            "hashfull went down from {last_hashfull}: {info:?}"
-        );
-        last_hashfull = info.hashfull;
-        assert!(info.seldepth >= info.depth, "seldepth < depth: {info:?}");
-        assert_eq!(info.multipv, 1);
-        assert!(info.nodes > 0 && info.hashfull <= 1000, "{info:?}");
-        if let Some(expected) = (info.nodes * 1000).checked_div(info.time) {
-            assert!(info.nps.abs_diff(expected) <= expected / 10 + 1, "{info:?}");
-        }
-        assert!(
-            !info.pv.is_empty() || info.bound.is_some(),
-            "empty pv: {info:?}"
-        );
-        let pv: Vec<&str> = info.pv.iter().map(String::as_str).collect();
-        if let Err(e) = play_line(fen, chess960, &pv) {
-            panic!("illegal PV in {info:?}: {e}");
-        }
-    }
-    let best = search.best();
-    let mut line = vec![best];
-    line.extend(search.ponder());
-    if let Err(e) = play_line(fen, chess960, &line) {
-        panic!("illegal {:?}: {e}", search.bestmove);
-    }
-    let last = search.last_exact();
-    assert_eq!(best, last.pv[0], "bestmove is not the last PV's first move");
-    if let (Some(ponder), Some(second)) = (search.ponder(), last.pv.get(1)) {
-        assert_eq!(
-            ponder, second,
-            "ponder move is not the last PV's second move"
-        );
-    }
-}
-
-fn median(samples: &mut [Duration]) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
 
 #[test]
 fn handshake_lists_id_and_options() {
@@ -705,7 +160,7 @@ fn option_churn_percentiles_over_200_trials() {
 
 /// The option changes of the churn, in turn: big values, then back to small ones.
 fn churn_option(trial: usize) -> String {
-    let tables = syzygy_dir().unwrap_or_else(|| "/nonexistent/syzygy".to_string());
+    let tables = syzygy_dir_or_skip().unwrap_or("/nonexistent/syzygy");
     let changes = [
         "Threads value 32".to_string(),
         "Hash value 256".to_string(),
@@ -782,12 +237,11 @@ fn option_churn_latency(trials: usize, ready_limit: Duration, stop_limit: Durati
     let mut report = Vec::new();
     let mut worst = Vec::new();
     for (name, samples, limit) in [
-        ("isready", &mut ready, ready_limit),
-        ("stop", &mut stop, stop_limit),
+        ("isready", &ready, ready_limit),
+        ("stop", &stop, stop_limit),
     ] {
-        samples.sort();
-        let rank = |p: usize| samples[(samples.len() * p).div_ceil(100).max(1) - 1];
-        let (p95, p99, max) = (rank(95), rank(99), samples[samples.len() - 1]);
+        let p = percentiles(samples);
+        let (p95, p99, max) = (p.p95, p.p99, p.max);
         report.push(format!(
             "{name} p95 {p95:.2?} p99 {p99:.2?} max {max:.2?} ({} samples)",
             samples.len()
@@ -860,12 +314,13 @@ fn latency_during_search(threads: usize, trials: usize) {
     let mut worst = Duration::ZERO;
     let mut report = Vec::new();
     for (name, samples) in [
-        ("isready", &mut ready),
-        ("stop", &mut stop),
-        ("ponderhit", &mut ponderhit),
-        ("quit", &mut quit),
+        ("isready", &ready),
+        ("stop", &stop),
+        ("ponderhit", &ponderhit),
+        ("quit", &quit),
     ] {
-        let (p50, p99, max) = percentiles(samples);
+        let p = percentiles(samples);
+        let (p50, p99, max) = (p.p50, p.p99, p.max);
         worst = worst.max(p99);
         report.push(format!("{name} p50 {p50:?} p99 {p99:?} max {max:?}"));
     }
@@ -913,18 +368,13 @@ fn quit_with_every_core_busy() {
             assert!(status.success(), "quit under load: exit status {status}");
             quit.push(took);
         }
-        let (p50, p99, max) = percentiles(&mut quit);
+        let p = percentiles(&quit);
+        let (p50, p99, max) = (p.p50, p.p99, p.max);
         println!("every core busy, Threads={threads}, 40 trials: quit p50 {p50:?} p99 {p99:?} max {max:?}");
     }
     done.store(true, Ordering::Relaxed);
     for b in burners {
         b.join().unwrap();
-    }
-}
-
-fn assert_legal_bestmove(fen: &str, search: &Search) {
-    if let Err(e) = play_line(fen, false, &[search.best()]) {
-        panic!("illegal {:?}: {e}", search.bestmove);
     }
 }
 
@@ -934,13 +384,6 @@ fn assert_no_second_bestmove(e: &mut Engine) {
         !after.iter().any(|l| l.starts_with("bestmove")),
         "second bestmove: {after:?}"
     );
-}
-
-/// Median, 99th percentile (nearest rank) and maximum.
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration, Duration) {
-    samples.sort();
-    let rank = |p: usize| samples[(samples.len() * p).div_ceil(100).max(1) - 1];
-    (rank(50), rank(99), samples[samples.len() - 1])
 }
 
 #[test]
@@ -1458,7 +901,7 @@ fn tiny_clock_answers_inside_it() {
     let max = *times.iter().max().unwrap();
     println!(
         "go wtime 25 btime 25: median {:?} max {:?} over {} moves",
-        median(&mut times),
+        percentiles(&times).p50,
         max,
         times.len()
     );
@@ -1878,7 +1321,7 @@ fn eight_threads_on_a_tiny_table_stay_correct() {
 
 /// Resident memory of the engine process in MB (Linux), if it can be read.
 fn resident_mb(e: &Engine) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", e.child.id())).ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{}/status", e.pid())).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024)
@@ -2268,19 +1711,6 @@ fn ponder_move_is_legal_and_absent_when_the_best_move_ends_the_game() {
     }
 }
 
-/// The 3- and 4-piece Syzygy tables shipped beside the repository, if present.
-fn syzygy_dir() -> Option<String> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/syzygy");
-    if std::path::Path::new(dir).join("KRvK.rtbw").is_file() {
-        Some(dir.to_string())
-    } else {
-        let message = format!("SKIPPED: no Syzygy tables at {dir}");
-        println!("{message}");
-        eprintln!("{message}");
-        None
-    }
-}
-
 fn tablebase(dir: &str) -> shakmaty_syzygy::Tablebase<Chess> {
     let mut tables = shakmaty_syzygy::Tablebase::new();
     tables
@@ -2363,11 +1793,11 @@ fn syzygy_path_that_is_empty_or_missing_disables_probing() {
     let search = e.go("go depth 5");
     check_search(fen, false, &search);
     assert!(search.iterations().iter().all(|i| i.tbhits == 0));
-    let Some(dir) = syzygy_dir() else {
+    let Some(dir) = syzygy_dir_or_skip() else {
         return;
     };
     // Tables, then a bad path again: probing is off again.
-    e = engine_with_tables(&dir);
+    e = engine_with_tables(dir);
     e.send(&format!("position fen {fen}"));
     assert!(e.go("go depth 5").last_exact().tbhits > 0);
     e.sync_after("setoption name SyzygyPath value /nonexistent/syzygy");
@@ -2381,11 +1811,11 @@ fn syzygy_path_that_is_empty_or_missing_disables_probing() {
 #[test]
 fn syzygy_wins_are_kept_and_draws_held() {
     let _cpu = shared_cpu();
-    let Some(dir) = syzygy_dir() else {
+    let Some(dir) = syzygy_dir_or_skip() else {
         return;
     };
-    let tables = tablebase(&dir);
-    let mut e = engine_with_tables(&dir);
+    let tables = tablebase(dir);
+    let mut e = engine_with_tables(dir);
     use shakmaty_syzygy::AmbiguousWdl;
     for (what, fen, win) in [
         ("KRvK", "8/8/8/4k3/8/8/8/KR6 w - - 0 1", true),
@@ -2435,10 +1865,10 @@ fn syzygy_wins_are_kept_and_draws_held() {
 #[test]
 fn syzygy_dtz_keeps_a_win_from_the_fifty_move_rule() {
     let _cpu = shared_cpu();
-    let Some(dir) = syzygy_dir() else {
+    let Some(dir) = syzygy_dir_or_skip() else {
         return;
     };
-    let tables = tablebase(&dir);
+    let tables = tablebase(dir);
     use shakmaty_syzygy::AmbiguousWdl;
     // Mate (the next zeroing move) is 29 plies away with best play; with 70 plies already on
     // the clock only the moves that keep it at 28 plies for the defender (Re1, Kb2) still win
@@ -2454,7 +1884,7 @@ fn syzygy_dtz_keeps_a_win_from_the_fifty_move_rule() {
         !keeping.is_empty() && keeping.len() <= 3,
         "wrong test position: {keeping:?}"
     );
-    let mut e = engine_with_tables(&dir);
+    let mut e = engine_with_tables(dir);
     for depth in [1, 4, 8] {
         e.send(&format!("position fen {fen}"));
         let search = e.go(&format!("go depth {depth}"));
