@@ -14,6 +14,8 @@
 //!   `searchmoves`, and never before `stop`/`ponderhit` for `go infinite`/`go ponder`;
 //! - every search ends in exactly one `bestmove`, every `go perft` in one total (checked
 //!   against shakmaty) or in "perft stopped" after `stop`, every PV is legal;
+//! - jobs answer in the order their `go`s were sent: a `go` sent while another job runs
+//!   waits for it (never refused), and `stop`/`ponderhit` reach every job sent before them;
 //! - every bad line gets exactly one `info string`, in order, saying the right kind of thing;
 //!   option changes during a search that surely runs are deferred with an `info string`;
 //! - `d` shows the position the model expects;
@@ -175,7 +177,6 @@ enum Notice {
     /// The 1-based index of the first move that could not be played.
     Move(usize),
     Go,
-    GoRefused,
     HashDeferred,
     ThreadsDeferred,
     ClearDeferred,
@@ -197,7 +198,6 @@ impl Notice {
             Notice::Fen => text.starts_with("invalid FEN"),
             Notice::Move(n) => text.starts_with(&format!("illegal or unparsable move {n} ")),
             Notice::Go => text.starts_with("go"),
-            Notice::GoRefused => text.contains("already running"),
             Notice::HashDeferred => text.starts_with("Hash will be resized"),
             Notice::ThreadsDeferred => text.starts_with("Threads will change"),
             Notice::ClearDeferred => text.starts_with("hash will be cleared"),
@@ -464,6 +464,7 @@ enum JobKind {
 
 /// A `go` the engine accepted (or, until `isready` tells, may have accepted).
 struct Job {
+    /// Jobs are numbered in the order their `go`s were sent, which is the order they run.
     id: u64,
     line_no: usize,
     go: String,
@@ -492,7 +493,8 @@ impl Job {
 
     fn describe(&self) -> String {
         format!(
-            "`{}` (line {}) in {}",
+            "job {} `{}` (line {}) in {}",
+            self.id,
             self.go,
             self.line_no,
             fen_of(&self.board)
@@ -505,8 +507,6 @@ struct Expected {
     notice: Notice,
     required: bool,
     line_no: usize,
-    /// For `GoRefused`: the job that did not start if the notice comes.
-    job: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -518,7 +518,8 @@ struct Stats {
     long_lines: usize,
     searches: usize,
     perfts: usize,
-    refused: usize,
+    /// `go`s sent before the answers of earlier jobs had been read.
+    queued: usize,
     bestmoves: usize,
     no_move: usize,
     perfts_checked: usize,
@@ -578,8 +579,8 @@ impl Display for Stats {
         )?;
         writeln!(
             f,
-            "  searches started: {} ({} `go` refused while busy)",
-            self.searches, self.refused
+            "  searches started: {}; {} `go` (perft included) sent before earlier jobs answered",
+            self.searches, self.queued
         )?;
         writeln!(
             f,
@@ -629,9 +630,6 @@ struct Fuzz {
     /// time, so the front one owns every search/perft line read.
     jobs: VecDeque<Job>,
     next_job: u64,
-    refused_job: Option<u64>,
-    /// The engine's stop flag: set by `stop`, cleared by the next `go` that starts.
-    stop_flag: bool,
     expected: VecDeque<Expected>,
     fens_due: VecDeque<String>,
     uciok_due: usize,
@@ -657,8 +655,6 @@ impl Fuzz {
             model: Model::new(),
             jobs: VecDeque::new(),
             next_job: 0,
-            refused_job: None,
-            stop_flag: false,
             expected: VecDeque::new(),
             fens_due: VecDeque::new(),
             uciok_due: 0,
@@ -739,7 +735,7 @@ impl Fuzz {
     }
 
     /// Sends one line and does what the model says it means; returns once its immediate
-    /// consequences are checked (`isready` answered, an ambiguous `go` resolved).
+    /// consequences are checked (`isready` answered).
     fn send(&mut self, line: Vec<u8>) {
         let text = lossy(&line);
         let meaning = self.model.meaning(&text);
@@ -762,11 +758,10 @@ impl Fuzz {
         }
         match meaning {
             Meaning::Blank | Meaning::NewGame => {}
-            Meaning::Bad(notice) => self.expect(notice, true, None),
+            Meaning::Bad(notice) => self.expect(notice, true),
             Meaning::Uci => self.uciok_due += 1,
             Meaning::IsReady => self.await_ready(),
             Meaning::Stop => {
-                self.stop_flag = true;
                 let now = Instant::now();
                 for job in &mut self.jobs {
                     job.stopped = true;
@@ -789,7 +784,7 @@ impl Fuzz {
                 self.model.board = board;
                 self.model.mode = mode;
                 if let Some(n) = bad_move {
-                    self.expect(Notice::Move(n), true, None);
+                    self.expect(Notice::Move(n), true);
                 }
             }
             Meaning::Go(go) => self.go(go, &text),
@@ -798,12 +793,11 @@ impl Fuzz {
         self.check_alive();
     }
 
-    fn expect(&mut self, notice: Notice, required: bool, job: Option<u64>) {
+    fn expect(&mut self, notice: Notice, required: bool) {
         self.expected.push_back(Expected {
             notice,
             required,
             line_no: self.line_no,
-            job,
         });
     }
 
@@ -813,7 +807,7 @@ impl Fuzz {
         let Some(notice) = deferral_notice(setting) else {
             return;
         };
-        let must_defer = self.jobs.back().is_some_and(Job::cannot_end);
+        let must_defer = self.jobs.iter().any(Job::cannot_end);
         let unsettled = self
             .expected
             .iter()
@@ -828,7 +822,7 @@ impl Fuzz {
             self.model.chess960 = on;
         }
         if setting == Setting::SyzygyOff {
-            self.expect(Notice::SyzygyOff, true, None);
+            self.expect(Notice::SyzygyOff, true);
             return;
         }
         if let Setting::SyzygyScan { fails } = setting {
@@ -841,19 +835,18 @@ impl Fuzz {
         // With no job queued the engine is idle and applies the change silently; with one
         // that cannot end on its own it is surely busy and must defer it with a notice;
         // otherwise the search may just have ended, and either is right.
-        if let Some(last) = self.jobs.back() {
-            let busy = last.cannot_end();
-            self.expect(deferred, busy, None);
+        if !self.jobs.is_empty() {
+            let busy = self.jobs.iter().any(Job::cannot_end);
+            self.expect(deferred, busy);
         }
     }
 
     fn go(&mut self, go: Go, text: &str) {
-        // The engine refuses a `go` while busy, unless `stop` was sent: then it waits for
-        // the search to end. With a job queued and no `stop`, only the engine knows whether
-        // it is still busy; `isready` right after tells (a refusal comes before `readyok`).
-        let ambiguous = !self.jobs.is_empty() && !self.stop_flag;
-        // If the last job is a search only `stop`/`ponderhit` can end, the refusal is due.
-        let surely_busy = self.jobs.back().is_some_and(Job::cannot_end);
+        // A `go` sent while jobs run or wait is never refused: it runs after them, on the
+        // position it was sent with, and answers in turn (`jobs` is in that order).
+        if !self.jobs.is_empty() {
+            self.stats.queued += 1;
+        }
         let id = self.next_job;
         self.next_job += 1;
         let kind = match go.perft {
@@ -877,15 +870,6 @@ impl Fuzz {
             debug_lines: 0,
             divide: Vec::new(),
         });
-        if ambiguous {
-            self.expect(Notice::GoRefused, surely_busy, Some(id));
-            self.send(b"isready".to_vec());
-            if self.refused_job == Some(id) {
-                self.stats.refused += 1;
-                return;
-            }
-        }
-        self.stop_flag = false;
         match kind {
             JobKind::Search => self.stats.searches += 1,
             JobKind::Perft(_) => self.stats.perfts += 1,
@@ -1098,19 +1082,6 @@ impl Fuzz {
         // The main thread answers lines in order, so whatever it had to print for the lines
         // before `isready` has been printed by now.
         while let Some(e) = self.expected.pop_front() {
-            if e.required && e.notice == Notice::GoRefused {
-                let running = self
-                    .jobs
-                    .iter()
-                    .rev()
-                    .find(|j| j.cannot_end() && Some(j.id) != e.job);
-                let running = running.map(Job::describe).unwrap_or_default();
-                self.fail(format!(
-                    "line {}: `go` was accepted (no refusal before readyok) while {running} was \
-                     still running: no stop or ponderhit had been sent",
-                    e.line_no
-                ));
-            }
             if e.required {
                 self.fail(format!(
                     "line {} got no info string ({:?}) before readyok",
@@ -1171,13 +1142,7 @@ impl Fuzz {
                 self.fail(format!("unexpected info string {text:?}"));
             };
             if e.notice.matches(text) {
-                if let Some(id) = e.job {
-                    let Some(at) = self.jobs.iter().position(|j| j.id == id) else {
-                        self.fail("a refused go had already produced its bestmove");
-                    };
-                    self.jobs.remove(at);
-                    self.refused_job = Some(id);
-                } else if matches!(
+                if matches!(
                     e.notice,
                     Notice::HashDeferred | Notice::ThreadsDeferred | Notice::ClearDeferred
                 ) {

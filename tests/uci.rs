@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     assert_legal_bestmove, board, check_search, exclusive_cpu, percentiles, play_line, shared_cpu,
-    syzygy_dir_or_skip, Engine, Info, Score, Search, KIWIPETE, PATIENCE, PROMPT, STARTPOS,
+    syzygy_dir_or_skip, Engine, Info, Reply, Score, Search, KIWIPETE, PATIENCE, PROMPT, STARTPOS,
 };
 use shakmaty::uci::UciMove;
 use shakmaty::{CastlingMode, Chess, Color, Position, Role, Square};
@@ -616,34 +616,122 @@ fn a_one_megabyte_move_list_is_accepted() {
     check_search(&fen, false, &search);
 }
 
+/// The `Search` whose `bestmove` is `reply.line`, with the lines read before it.
+fn search_of(reply: Reply) -> Search {
+    Search {
+        infos: reply.before,
+        bestmove: reply.line,
+        elapsed: Duration::ZERO,
+    }
+}
+
+/// A `go` sent while a search runs is not refused: it waits for that search. `isready`
+/// stays prompt meanwhile. `stop` ends every search sent before it, the running one and
+/// the waiting one, each with its own `bestmove`, in order; a `go` sent after the `stop`
+/// runs in full.
 #[test]
-fn go_while_searching_is_refused() {
-    let _cpu = shared_cpu();
+fn go_while_searching_waits_for_the_search() {
+    let _cpu = exclusive_cpu();
     let mut e = Engine::ready();
     e.start_go("go infinite");
     e.wait_for_info();
-    e.send("go depth 1");
-    let refusal = e.expect_line("info string refusing the second go", PATIENCE, |l| {
-        l.starts_with("info string") || l.starts_with("bestmove")
+    e.send(&format!("position fen {KIWIPETE}"));
+    e.send("go depth 30");
+    let sent = e.send("isready");
+    let reply = e.expect_line("readyok with a search waiting", PATIENCE, |l| {
+        l == "readyok" || l.starts_with("bestmove") || l.starts_with("info string")
     });
+    assert_eq!(reply.line, "readyok", "the second go was answered at once");
     assert!(
-        refusal.line.starts_with("info string"),
-        "second go was not refused: {:?}",
-        refusal.line
+        reply.at - sent < PROMPT,
+        "readyok took {:?}",
+        reply.at - sent
     );
-    // The first search is still infinite: no bestmove until stop, then exactly one.
+    // The first search is infinite and the second waits for it: no bestmove until stop.
     let meanwhile = e.lines_during(Duration::from_millis(300));
     assert!(
-        !meanwhile.iter().any(|l| l.starts_with("bestmove")),
+        !meanwhile
+            .iter()
+            .any(|l| l.starts_with("bestmove") || l.starts_with("info string")),
         "{meanwhile:?}"
     );
-    let (search, _) = e.stop();
-    check_search(STARTPOS, false, &search);
-    let after = e.lines_during(Duration::from_millis(200));
+    let stop = e.send("stop");
+    e.send("position startpos moves e2e4");
+    e.send("go depth 6");
+    let running = e.expect_line("bestmove of the running search", PATIENCE, |l| {
+        l.starts_with("bestmove")
+    });
+    assert!(running.at - stop < PROMPT, "took {:?}", running.at - stop);
+    assert_legal_bestmove(STARTPOS, &search_of(running));
+    let waiting = e.expect_line("bestmove of the waiting search", PATIENCE, |l| {
+        l.starts_with("bestmove")
+    });
     assert!(
-        !after.iter().any(|l| l.starts_with("bestmove")),
-        "{after:?}"
+        waiting.at - stop < 2 * PROMPT,
+        "took {:?}",
+        waiting.at - stop
     );
+    assert_legal_bestmove(KIWIPETE, &search_of(waiting));
+    let after = e.expect_line("bestmove of the go after stop", PATIENCE, |l| {
+        l.starts_with("bestmove")
+    });
+    let after = search_of(after);
+    let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    check_search(fen, false, &after);
+    assert_eq!(
+        after.last_exact().depth,
+        6,
+        "the go after stop was cut short"
+    );
+    let rest = e.lines_during(Duration::from_millis(200));
+    assert!(!rest.iter().any(|l| l.starts_with("bestmove")), "{rest:?}");
+    assert!(e.sync().is_empty());
+}
+
+/// A `go` sent during a finite search runs once it ends, to its own limit, on the position
+/// that was current when it was sent, not the one the running search has.
+#[test]
+fn go_sent_during_a_search_runs_after_it_on_its_own_position() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    e.send("go depth 10");
+    e.send(&format!("position fen {KIWIPETE}"));
+    e.send("go depth 6");
+    let is_end = |l: &str| l.starts_with("bestmove");
+    let first = search_of(e.expect_line("the first bestmove", PATIENCE, is_end));
+    check_search(STARTPOS, false, &first);
+    assert_eq!(first.last_exact().depth, 10);
+    let second = search_of(e.expect_line("the second bestmove", PATIENCE, is_end));
+    check_search(KIWIPETE, false, &second);
+    assert_eq!(second.last_exact().depth, 6);
+    for search in [&first, &second] {
+        assert!(
+            !search.infos.iter().any(|l| l.starts_with("info string")),
+            "{:?}",
+            search.infos
+        );
+    }
+    assert!(e.sync().is_empty());
+}
+
+/// `ponderhit` reaches a `go ponder` that waits behind another search: once its turn
+/// comes it runs as a normal search, ending on its own clock.
+#[test]
+fn ponderhit_reaches_a_waiting_ponder_search() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    e.send("go depth 9");
+    e.send("position startpos moves e2e4");
+    e.send("go ponder movetime 200");
+    e.send("ponderhit");
+    let is_end = |l: &str| l.starts_with("bestmove");
+    let first = search_of(e.expect_line("the first bestmove", PATIENCE, is_end));
+    check_search(STARTPOS, false, &first);
+    assert_eq!(first.last_exact().depth, 9);
+    // Without the ponderhit the second would ponder until `stop`.
+    let second = search_of(e.expect_line("the pondered search's bestmove", PATIENCE, is_end));
+    let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1";
+    check_search(fen, false, &second);
     assert!(e.sync().is_empty());
 }
 
@@ -671,7 +759,8 @@ fn go_right_after_stop_is_not_lost() {
 }
 
 /// Sends `go` again the moment the previous job's last line (`end`) arrives; returns how
-/// many of `rounds` such commands the engine refused.
+/// many of `rounds` such commands the engine answered with an `info string` (a refusal)
+/// instead of a job. A `go` lost without a word fails it too: the last `end` never comes.
 fn refusals_right_after(e: &mut Engine, go: &str, end: &str, rounds: usize) -> usize {
     let mut refused = 0;
     let mut finished = 0;

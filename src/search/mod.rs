@@ -185,6 +185,15 @@ pub struct Limits {
     pub search_moves: Vec<Move>,
 }
 
+impl Limits {
+    /// Whether the search has an end of its own: a depth, node, mate or time limit.
+    /// Without one it searches until stopped, or to `MAX_DEPTH`, which only the smallest
+    /// endings reach.
+    pub fn is_bounded(&self) -> bool {
+        self.depth.is_some() || self.nodes.is_some() || self.mate.is_some() || self.time.is_some()
+    }
+}
+
 /// Flags the UCI thread flips while a search runs.
 #[derive(Debug, Default)]
 pub struct Control {

@@ -4,6 +4,12 @@
 //! bench results itself, through a [`Reporter`] the UCI layer gives it (which turns them into
 //! `info` and `bestmove` lines); the UCI thread only flips the flags in `Control`.
 //!
+//! Jobs run one at a time in the order they were sent: a `go` that arrives while a search
+//! runs waits behind it, with the position and options it was sent with, and option
+//! changes sent between two `go`s apply between the two searches. Every search and perft
+//! has flags of its own, so `stop` (and `ponderhit`) reach exactly the jobs sent before
+//! it, running or waiting, and never one sent after it.
+//!
 //! Lazy SMP: every helper searches the same root with its own histories and stack, sharing
 //! only the transposition table, and odd helpers start one iteration deeper so the threads
 //! spread over depths. Their results reach the main thread through the table. The main
@@ -20,7 +26,8 @@
 //! to finish unless `stop` arrives first: it then starts at once with what there is, so
 //! `bestmove` still comes within milliseconds.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -234,15 +241,32 @@ impl Drop for Helper {
     }
 }
 
+/// What the search thread's inbox carries: a job, and for a search or perft the flags that
+/// `stop` and `ponderhit` raise for it.
+type Queued = (Job, Option<Arc<Control>>);
+
+/// A search, perft or bench handed to the search thread whose last line has not been
+/// printed yet (as far as the UCI thread has looked).
+struct Pending {
+    /// Jobs are numbered 1, 2, ... in the order they were sent, which is the order they run.
+    id: u64,
+    /// `None` for bench, which `stop` does not end.
+    control: Option<Arc<Control>>,
+    /// A search with no end of its own (`go infinite`, or no depth, nodes, mate or clock).
+    unbounded: bool,
+    /// A `stop` was sent after it.
+    stopped: bool,
+}
+
 pub struct SearchThread {
-    jobs: Sender<Job>,
-    pub control: Arc<Control>,
-    busy: Arc<AtomicBool>,
-    /// Whether the current job ends soon after `stop` (searches and perft; not bench).
-    stoppable: AtomicBool,
-    /// Jobs started, and jobs whose last line has been printed.
-    started: AtomicU64,
-    finished: Arc<AtomicU64>,
+    jobs: Sender<Queued>,
+    pending: VecDeque<Pending>,
+    /// Jobs sent so far (the last one's id).
+    sent: u64,
+    /// Jobs the worker has finished, counted just before their last line is printed
+    /// (`Worker::idle`), and jobs whose last line has been printed.
+    jobs_done: Arc<AtomicU64>,
+    jobs_printed: Arc<AtomicU64>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -250,15 +274,15 @@ impl SearchThread {
     pub fn spawn(tt: Arc<TranspositionTable>, output: Reporter) -> SearchThread {
         let (jobs, inbox) = unbounded();
         let control = Arc::new(Control::default());
-        let busy = Arc::new(AtomicBool::new(false));
-        let finished = Arc::new(AtomicU64::new(0));
+        let jobs_done = Arc::new(AtomicU64::new(0));
+        let jobs_printed = Arc::new(AtomicU64::new(0));
         memory::map_large_blocks();
         let (tasks, done) = upkeep::spawn();
         let mut worker = Worker {
             searcher: Searcher::new(tt.clone(), control.clone()),
-            control: control.clone(),
-            busy: busy.clone(),
-            finished: finished.clone(),
+            control,
+            jobs_done: jobs_done.clone(),
+            jobs_printed: jobs_printed.clone(),
             output,
             helpers: Vec::new(),
             searching_helpers: 0,
@@ -283,66 +307,135 @@ impl SearchThread {
             .expect("cannot start the search thread");
         SearchThread {
             jobs,
-            control,
-            busy,
-            stoppable: AtomicBool::new(false),
-            started: AtomicU64::new(0),
-            finished,
+            pending: VecDeque::new(),
+            sent: 0,
+            jobs_done,
+            jobs_printed,
             handle: Some(handle),
         }
     }
 
-    /// True from the moment a job is submitted until its last line has been printed.
+    /// True from the moment a search, perft or bench is sent until the last one sent has
+    /// finished (just before its last line is printed, so a client that answers that line
+    /// at once finds the engine idle).
     pub fn is_busy(&self) -> bool {
-        self.busy.load(Ordering::Acquire)
+        self.jobs_done.load(Ordering::Acquire) < self.sent
     }
 
-    /// Starts a search, perft or bench job. The caller checks `is_busy` first.
-    pub fn start(&self, job: Job, pondering: bool) {
-        self.control.stop.store(false, Ordering::Relaxed);
-        self.control.pondering.store(pondering, Ordering::Relaxed);
-        let stoppable = !matches!(job, Job::Bench { .. });
-        self.stoppable.store(stoppable, Ordering::Relaxed);
-        self.started.fetch_add(1, Ordering::Relaxed);
-        self.busy.store(true, Ordering::Release);
-        let _ = self.jobs.send(job);
+    /// Sends a search, perft or bench job: it runs once the jobs sent before it have
+    /// ended. `pondering`: a `go ponder`, whose clock waits for `ponderhit`.
+    pub fn start(&mut self, job: Job, pondering: bool) {
+        self.forget_printed();
+        // Bench has no flags: `stop` does not end it.
+        let (stoppable, unbounded) = match &job {
+            Job::Search {
+                limits, infinite, ..
+            } => (true, *infinite || !limits.is_bounded()),
+            Job::Perft { .. } => (true, false),
+            _ => (false, false),
+        };
+        let control = stoppable.then(|| {
+            let control = Control::default();
+            control.pondering.store(pondering, Ordering::Relaxed);
+            Arc::new(control)
+        });
+        self.sent += 1;
+        self.pending.push_back(Pending {
+            id: self.sent,
+            control: control.clone(),
+            unbounded,
+            stopped: false,
+        });
+        let _ = self.jobs.send((job, control));
     }
 
-    /// Jobs that only change the worker's state (run between searches).
+    /// Jobs that only change the worker's state. They run in turn with the searches: a
+    /// change sent during a search applies when it (and any search sent before the
+    /// change) has ended.
     pub fn send(&self, job: Job) {
-        let _ = self.jobs.send(job);
+        let _ = self.jobs.send((job, None));
     }
 
-    pub fn stop(&self) {
-        self.control.stop.store(true, Ordering::Relaxed);
+    /// Drops the jobs whose last line is out from `pending`.
+    fn forget_printed(&mut self) {
+        let printed = self.jobs_printed.load(Ordering::Acquire);
+        while self.pending.front().is_some_and(|p| p.id <= printed) {
+            self.pending.pop_front();
+        }
     }
 
-    pub fn stop_requested(&self) -> bool {
-        self.control.stop.load(Ordering::Relaxed)
+    /// `stop`: ends the running job and every job sent before this `stop` that waits
+    /// behind it. Each still prints its answer (a waiting search after its first
+    /// iteration, which takes microseconds); a job sent after the `stop` runs normally.
+    /// Ending the waiting ones too is what a GUI needs: after `stop` it expects the engine
+    /// to be idle, and a waiting `go infinite` left running would hold up every later `go`.
+    pub fn stop(&mut self) {
+        self.forget_printed();
+        for job in &mut self.pending {
+            if let Some(control) = &job.control {
+                control.stop.store(true, Ordering::Relaxed);
+            }
+            job.stopped = true;
+        }
     }
 
-    /// `stop` has been sent to a job whose last line has not been printed yet; it is
-    /// milliseconds away.
-    pub fn stopping(&self) -> bool {
-        self.stop_requested()
-            && self.stoppable.load(Ordering::Relaxed)
-            && self.finished.load(Ordering::Acquire) < self.started.load(Ordering::Relaxed)
+    /// `ponderhit`: every search sent before it that is pondering, running or waiting,
+    /// becomes a normal search whose clock starts now (or when it starts).
+    pub fn ponderhit(&mut self) {
+        self.forget_printed();
+        for job in &self.pending {
+            if let Some(control) = &job.control {
+                control.pondering.store(false, Ordering::Relaxed);
+            }
+        }
     }
 
-    /// Waits until every job started has printed its last line.
-    pub fn wait_printed(&self) {
-        while self.finished.load(Ordering::Acquire) < self.started.load(Ordering::Relaxed) {
+    /// For `isready` after `stop`: waits until every job that a `stop` has ended has
+    /// printed its last line, milliseconds after the `stop`, so a client that waits for
+    /// `readyok` before its next `go` never takes a stopped search's `bestmove` for the
+    /// new one's. A job sent after the last `stop` is not waited for, and neither is
+    /// anything behind a bench, which `stop` does not end.
+    pub fn wait_stopped(&mut self) {
+        self.forget_printed();
+        let Some(last) = self.pending.iter().rev().find(|job| job.stopped) else {
+            return;
+        };
+        let last = last.id;
+        if self
+            .pending
+            .iter()
+            .any(|job| job.id <= last && job.control.is_none())
+        {
+            return;
+        }
+        while self.jobs_printed.load(Ordering::Acquire) < last {
             std::thread::sleep(Duration::from_micros(200));
         }
     }
 
-    pub fn ponderhit(&self) {
-        self.control.pondering.store(false, Ordering::Relaxed);
+    /// The end of the input: every job sent runs to its end and prints its answer, then
+    /// the search thread ends. A search with no end of its own (`go infinite`, a `go
+    /// ponder` still pondering, a `go` without limits) is stopped: nothing can stop it
+    /// any more. Returns when the last answer has been printed.
+    pub fn finish(&mut self) {
+        self.forget_printed();
+        for job in &self.pending {
+            if let Some(control) = &job.control {
+                if job.unbounded || control.pondering.load(Ordering::Relaxed) {
+                    control.stop.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        let _ = self.jobs.send((Job::Quit, None));
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
     }
 
+    /// Stops every job and ends the search thread.
     pub fn quit(&mut self) {
         self.stop();
-        let _ = self.jobs.send(Job::Quit);
+        let _ = self.jobs.send((Job::Quit, None));
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -357,10 +450,12 @@ impl Drop for SearchThread {
 
 struct Worker {
     searcher: Searcher,
+    /// The flags of the current (or last) search or perft.
     control: Arc<Control>,
-    busy: Arc<AtomicBool>,
-    /// Counts jobs whose last line has been printed.
-    finished: Arc<AtomicU64>,
+    /// Counts jobs finished (just before their last line) and jobs whose last line has
+    /// been printed.
+    jobs_done: Arc<AtomicU64>,
+    jobs_printed: Arc<AtomicU64>,
     output: Reporter,
     helpers: Vec<Helper>,
     /// How many of the helpers were given the current search.
@@ -390,8 +485,12 @@ struct Worker {
 }
 
 impl Worker {
-    fn run(mut self, inbox: Receiver<Job>) {
-        while let Some(job) = self.next_job(&inbox) {
+    fn run(mut self, inbox: Receiver<Queued>) {
+        while let Some((job, control)) = self.next_job(&inbox) {
+            if let Some(control) = control {
+                self.searcher.set_control(control.clone());
+                self.control = control;
+            }
             match job {
                 Job::Search {
                     mut position,
@@ -473,12 +572,11 @@ impl Worker {
         // ended with the process) rather than joined, so `quit` does not wait for them.
         self.helper_control.stop.store(true, Ordering::Relaxed);
         self.helpers.clear();
-        self.busy.store(false, Ordering::Release);
     }
 
     /// The next job. While the pool lacks helpers it adds them one at a time between
     /// looks at the inbox, so a job never waits for more than one thread start.
-    fn next_job(&mut self, inbox: &Receiver<Job>) -> Option<Job> {
+    fn next_job(&mut self, inbox: &Receiver<Queued>) -> Option<Queued> {
         loop {
             while let Ok(done) = self.done.try_recv() {
                 self.finish(done);
@@ -607,7 +705,7 @@ impl Worker {
 
     /// The job's last line is out.
     fn printed(&self) {
-        self.finished.fetch_add(1, Ordering::Release);
+        self.jobs_printed.fetch_add(1, Ordering::Release);
     }
 
     fn helper_nodes(&self) -> u64 {
@@ -618,12 +716,13 @@ impl Worker {
     }
 
     /// Marks the job finished. Called before a job's last line goes out: a client answers
-    /// that line (`bestmove`, `Nodes searched`) with its next `go` at once, and that `go`
-    /// must not find the worker still marked busy. Jobs are queued, so a new one cannot
-    /// start before this one has printed its last line. Called exactly once per job and
-    /// nowhere else: a second, later store could mark the *next* job idle while it runs.
+    /// that line (`bestmove`, `Nodes searched`) at once, with an option change say, which
+    /// must not find the worker still marked busy and be told it is deferred. Jobs are
+    /// queued, so a new one cannot start before this one has printed its last line.
+    /// Called exactly once per job and nowhere else: a second call would count the *next*
+    /// job finished while it runs.
     fn idle(&self) {
-        self.busy.store(false, Ordering::Release);
+        self.jobs_done.fetch_add(1, Ordering::Release);
     }
 
     fn search(

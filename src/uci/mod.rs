@@ -47,10 +47,11 @@ pub fn stdout_output() -> Output {
     })
 }
 
-/// The UCI thread's side. It never waits for the search thread, except that after `stop`
-/// it answers `isready` and takes the next `go` only once the stopped search has printed its
-/// `bestmove` (milliseconds). Table, pool and Syzygy changes are jobs for the search thread,
-/// queued behind a running search, so they apply when it ends.
+/// The UCI thread's side. It never waits for a search, except that after `stop` it answers
+/// `isready` only once the stopped searches have printed their `bestmove` (milliseconds).
+/// Searches, and table, pool and Syzygy changes, are jobs for the search thread, which runs
+/// them in the order they were sent: a `go` during a search waits for it, and a change
+/// sent during a search applies when it ends.
 pub struct Engine {
     position: Position,
     options: Options,
@@ -87,25 +88,29 @@ impl Engine {
         self.say(&format!("info string {text}"));
     }
 
-    /// Reads commands until `quit` or the end of input, then ends the search thread.
+    /// Reads commands until `quit` or the end of input, then ends the search thread: at
+    /// once after `quit`; after the end of input once the searches sent have answered
+    /// (`SearchThread::finish`).
     pub fn run(&mut self, input: impl BufRead) {
-        self.read_commands(input);
-        self.worker.quit();
+        match self.read_commands(input) {
+            Ending::Quit => self.worker.quit(),
+            Ending::EndOfInput => self.worker.finish(),
+        }
     }
 
     /// Reads and handles commands until `quit` or the end of input.
-    fn read_commands(&mut self, input: impl BufRead) {
+    fn read_commands(&mut self, input: impl BufRead) -> Ending {
         let mut input = input;
         let mut buf = Vec::new();
         loop {
             buf.clear();
             match input.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
+                Ok(0) | Err(_) => return Ending::EndOfInput,
                 Ok(_) => {}
             }
             let line = String::from_utf8_lossy(&buf);
             if !self.handle_line(&line) {
-                break;
+                return Ending::Quit;
             }
         }
     }
@@ -124,10 +129,8 @@ impl Engine {
             Command::Uci => self.uci(),
             Command::IsReady => {
                 // After `stop`, a client that waits for `readyok` before its next search must
-                // not take the stopped search's `bestmove` as that search's answer.
-                if self.worker.stopping() {
-                    self.worker.wait_printed();
-                }
+                // not take a stopped search's `bestmove` as that search's answer.
+                self.worker.wait_stopped();
                 self.say("readyok")
             }
             Command::Debug(on) => self.debug = on,
@@ -268,24 +271,20 @@ impl Engine {
         }
     }
 
-    /// Says that a change waits for the running search to end (it is queued behind it).
+    /// Says that a change waits for the searches sent before it to end (it is queued behind
+    /// them).
     fn defer_notice(&self, text: &str) {
         if self.worker.is_busy() {
             self.info_string(text);
         }
     }
 
+    /// Sends the search (or perft) to the search thread. One sent while another runs waits
+    /// for it, as Stockfish's does (its command thread waits for the running search before
+    /// it starts the next; here the command loop goes on): GUIs send `stop` and the next
+    /// `go` without waiting for the `bestmove` (after a missed ponder), and a script piped
+    /// in sends every `go` at once. The job takes the position and options of now with it.
     fn go(&mut self, go: GoCommand) {
-        if self.worker.stopping() {
-            // `stop` was sent and the search is unwinding: its `bestmove` is milliseconds
-            // away, so wait for it rather than lose this `go` (GUIs send stop + go after a
-            // missed ponder).
-            self.worker.wait_printed();
-        }
-        if self.worker.is_busy() {
-            self.info_string("a search is already running; go ignored (send stop first)");
-            return;
-        }
         let position = Box::new(self.position.clone());
         if let Some(depth) = go.perft {
             self.worker.start(Job::Perft { position, depth }, false);
@@ -418,13 +417,25 @@ impl Engine {
     }
 }
 
+/// How the command loop ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Quit,
+    EndOfInput,
+}
+
 /// Runs the UCI loop on stdin/stdout until `quit` or the end of input.
 pub fn run_stdio() {
     let mut engine = Engine::new(stdout_output());
     // Only now: the search thread, spawned above, must not inherit the short slice.
     crate::threads::shorten_time_slice();
     let stdin = std::io::stdin();
-    engine.read_commands(stdin.lock());
+    if engine.read_commands(stdin.lock()) == Ending::EndOfInput {
+        // Input piped in (`printf 'position startpos\ngo depth 10\n' | basalt`) is answered
+        // in full: each search sent runs to its limit and prints its `bestmove` (searches
+        // without an end of their own are stopped), then the engine exits.
+        engine.worker.finish();
+    }
     // The process ends here, so the search threads are stopped but not joined: joining
     // waits until each has been scheduled again, several milliseconds with more threads
     // than cores. `exit` flushes stdout; the kernel ends the threads with the process,
