@@ -1,10 +1,10 @@
 //! Basalt: a UCI chess engine on the shakmaty move generator.
 
 pub mod bench;
-pub mod datagen;
 pub mod eval;
 pub mod movegen;
 pub mod nnue;
+pub mod offline;
 pub mod perft;
 pub mod position;
 pub mod score;
@@ -13,7 +13,5 @@ pub mod see;
 pub mod syzygy;
 pub mod threads;
 pub mod time;
-pub mod train;
 pub mod tt;
-pub mod tune;
 pub mod uci;

@@ -9,11 +9,11 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 
 use basalt::bench;
-use basalt::datagen;
+use basalt::offline::datagen;
+use basalt::offline::texel;
+use basalt::offline::train;
 use basalt::perft;
 use basalt::position::Position;
-use basalt::train;
-use basalt::tune;
 
 #[derive(Parser)]
 #[command(name = "basalt", version, about = "Basalt, a UCI chess engine")]
@@ -302,14 +302,14 @@ fn main() -> ExitCode {
             regularization,
             freeze,
         }) => {
-            let frozen = match tune::frozen_weights(&freeze) {
+            let frozen = match texel::frozen_weights(&freeze) {
                 Ok(f) => f,
                 Err(e) => {
                     eprintln!("--freeze: {e}");
                     return ExitCode::from(2);
                 }
             };
-            let settings = tune::Settings {
+            let settings = texel::Settings {
                 epochs,
                 learning_rate,
                 threads: threads.max(1),
@@ -380,10 +380,10 @@ fn run_tune(
     validation_share: f64,
     quiet: bool,
     limit: Option<usize>,
-    settings: &tune::Settings,
+    settings: &texel::Settings,
 ) -> ExitCode {
     let started = Instant::now();
-    let (data, skipped) = match tune::load(data_path, quiet, limit, settings.threads) {
+    let (data, skipped) = match texel::load(data_path, quiet, limit, settings.threads) {
         Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("cannot read {}: {e}", data_path.display());
@@ -403,15 +403,15 @@ fn run_tune(
         train.len(),
         validation.len()
     );
-    let start = tune::current_weights();
-    let k = tune::fit_k(&train, &start, settings.threads);
-    let error = |set: &tune::Dataset, w: &[f64]| tune::error(set, w, k, settings.threads);
+    let start = texel::current_weights();
+    let k = texel::fit_k(&train, &start, settings.threads);
+    let error = |set: &texel::Dataset, w: &[f64]| texel::error(set, w, k, settings.threads);
     let (train_before, validation_before) = (error(&train, &start), error(&validation, &start));
     println!("K = {k:.4}; before: train {train_before:.7}, validation {validation_before:.7}");
-    let tuned = tune::adam(&train, &validation, start, k, settings, &mut |line| {
+    let tuned = texel::adam(&train, &validation, start, k, settings, &mut |line| {
         println!("{line}")
     });
-    let scores = tune::to_scores(&tuned);
+    let scores = texel::to_scores(&tuned);
     let rounded: Vec<f64> = scores
         .iter()
         .flat_map(|s| [s.mg as f64, s.eg as f64])
@@ -439,7 +439,7 @@ fn run_tune(
              {train_after:.6}, validation {validation_before:.6} -> {validation_after:.6}"
         ),
     ];
-    match tune::write_weights(out, &scores, &header) {
+    match texel::write_weights(out, &scores, &header) {
         Ok(()) => {
             println!("wrote {}", out.display());
             ExitCode::SUCCESS

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use basalt::datagen::format::{unpack, RECORD_BYTES};
+use basalt::offline::datagen::format::{unpack, RECORD_BYTES};
 use shakmaty::{CastlingMode, Color, FromSetup, Position, Setup};
 
 fn scratch(name: &str) -> PathBuf {

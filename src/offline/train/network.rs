@@ -378,7 +378,7 @@ impl Adam {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::train::data::synthetic::random_records;
+    use crate::offline::train::data::synthetic::random_records;
     use rand::rngs::StdRng;
     use rand::SeedableRng;
     use shakmaty::{Color, Square};

@@ -627,7 +627,9 @@ mod tests {
         assert_eq!((narrow.output_buckets(), wide.output_buckets()), (1, 4));
         for record in random_records(100, 5) {
             let turn = data::decode(&record).unwrap().turn;
-            let board = crate::datagen::format::unpack(&record).unwrap().board;
+            let board = crate::offline::datagen::format::unpack(&record)
+                .unwrap()
+                .board;
             let pieces = board.occupied().count();
             let evaluate = |net: &crate::nnue::Network| {
                 let accumulator = crate::nnue::Accumulator::from_board(net, &board);
@@ -659,7 +661,9 @@ mod tests {
         let mut compared = 0;
         for record in random_records(300, 6) {
             let turn = data::decode(&record).unwrap().turn;
-            let board = crate::datagen::format::unpack(&record).unwrap().board;
+            let board = crate::offline::datagen::format::unpack(&record)
+                .unwrap()
+                .board;
             let queenside = |color| {
                 board
                     .king_of(color)

@@ -102,10 +102,10 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::nnue::Accumulator;
-    use crate::train::data::synthetic::random_records;
-    use crate::train::data::{decode, Sample};
-    use crate::train::network::{KingBuckets, INPUTS};
-    use crate::train::Trainer;
+    use crate::offline::train::data::synthetic::random_records;
+    use crate::offline::train::data::{decode, Sample};
+    use crate::offline::train::network::{KingBuckets, INPUTS};
+    use crate::offline::train::Trainer;
 
     #[test]
     fn a_dequantized_net_quantizes_to_the_same_file() {
@@ -172,7 +172,9 @@ mod tests {
         let positions = random_records(200, 12);
         for record in &positions {
             let position = decode(record).unwrap();
-            let board = crate::datagen::format::unpack(record).unwrap().board;
+            let board = crate::offline::datagen::format::unpack(record)
+                .unwrap()
+                .board;
             let accumulator = Accumulator::from_board(&quantized, &board);
             let pieces = board.occupied().count();
             let integer = i64::from(quantized.output(&accumulator, position.turn, pieces));

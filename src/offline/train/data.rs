@@ -1,6 +1,6 @@
 //! Training records: loading them raw, decoding one, and turning it into network inputs.
 //!
-//! A record is the 32-byte layout `basalt datagen` writes (`crate::datagen::format`, described
+//! A record is the 32-byte layout `basalt datagen` writes (`crate::offline::datagen::format`, described
 //! in docs/datagen.md); files are plain concatenations of records.
 
 use std::fs::File;
@@ -9,7 +9,7 @@ use std::path::Path;
 
 use shakmaty::{Color, Piece, Square};
 
-use crate::datagen::format::{self, GameResult};
+use crate::offline::datagen::format::{self, GameResult};
 
 use super::network::{KingBuckets, MAX_ACTIVE_FEATURES};
 
@@ -280,9 +280,11 @@ mod tests {
     fn mirror_files_is_the_flipped_board() {
         for record in random_records(100, 9) {
             let mirrored = mirror_files(&record);
-            let mut board = crate::datagen::format::unpack(&record).unwrap().board;
+            let mut board = crate::offline::datagen::format::unpack(&record)
+                .unwrap()
+                .board;
             board.flip_horizontal();
-            let back = crate::datagen::format::unpack(&mirrored).unwrap();
+            let back = crate::offline::datagen::format::unpack(&mirrored).unwrap();
             assert_eq!(back.board, board);
             assert_eq!(
                 mirrored[24..],
