@@ -1,0 +1,352 @@
+//! The command lines of `basalt datagen`, `basalt tune` and `basalt train` (clap argument
+//! structs, one per subcommand of the binary's `Tool`) and what each runs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::nnue::{KingBuckets, KING_BUCKET_LAYOUTS};
+use crate::offline::{datagen, texel, train};
+
+/// `basalt datagen`.
+#[derive(Args)]
+pub struct DatagenArgs {
+    /// Output file (records); `<out>.progress` beside it tracks the run.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Stop when the file holds this many games.
+    #[arg(long)]
+    pub games: Option<u64>,
+    /// Stop when the file holds this many positions.
+    #[arg(long)]
+    pub positions: Option<u64>,
+    /// The same seed gives the same games.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Games played at once (one search thread each).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Node budget per move.
+    #[arg(long, default_value_t = 5000)]
+    pub nodes: u64,
+    /// Opening positions (EPD or FEN lines); default: the start position.
+    #[arg(long)]
+    pub book: Option<PathBuf>,
+    /// Fewest random plies played after the book position.
+    #[arg(long, default_value_t = 8)]
+    pub random_plies_min: u32,
+    /// Most random plies played after the book position.
+    #[arg(long, default_value_t = 10)]
+    pub random_plies_max: u32,
+    /// Play with the hand-crafted evaluation (as the first generation did).
+    #[arg(long, conflicts_with = "eval_file")]
+    pub hce: bool,
+    /// Play with this net instead of the embedded one.
+    #[arg(long)]
+    pub eval_file: Option<PathBuf>,
+}
+
+impl DatagenArgs {
+    pub fn run(self) -> ExitCode {
+        if self.games.is_none() && self.positions.is_none() {
+            eprintln!("datagen: give --games or --positions");
+            return ExitCode::FAILURE;
+        }
+        let book = match self.book.as_deref().map(datagen::read_book).transpose() {
+            Ok(book) => book.unwrap_or_default(),
+            Err(e) => {
+                eprintln!("datagen: cannot read the book: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let network = match (self.hce, self.eval_file) {
+            (true, _) => None,
+            (false, None) => Some(crate::nnue::embedded()),
+            (false, Some(path)) => match std::fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| crate::nnue::Network::from_bytes(&bytes))
+            {
+                Ok(network) => Some(Arc::new(network)),
+                Err(e) => {
+                    eprintln!("datagen: {}: {e}", path.display());
+                    return ExitCode::FAILURE;
+                }
+            },
+        };
+        let config = datagen::Config {
+            out: self.out,
+            network,
+            games: self.games,
+            positions: self.positions,
+            seed: self.seed,
+            threads: self.threads,
+            nodes: self.nodes.max(1),
+            book,
+            random_plies: (self.random_plies_min, self.random_plies_max),
+            verbose: true,
+        };
+        match datagen::run(&config) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("datagen: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+/// `basalt tune`: the Texel tuner.
+#[derive(Args)]
+pub struct TexelArgs {
+    /// Labelled positions, e.g. ../shared/data/tuning/texel_positions.txt.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Where to write the tuned weights (Rust source).
+    #[arg(long, default_value = "src/eval/weights.rs")]
+    pub out: PathBuf,
+    /// Adam epochs over the full training set.
+    #[arg(long, default_value_t = 2000)]
+    pub epochs: usize,
+    /// Adam step size, in centipawns.
+    #[arg(long, default_value_t = 1.0)]
+    pub learning_rate: f64,
+    /// Share of the positions (the file's tail) held back for validation.
+    #[arg(long, default_value_t = 0.1)]
+    pub validation: f64,
+    /// Replace each position by the end of its capture sequence (qsearch PV).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Use only the first N lines.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// L2 penalty weight pulling each weight toward its starting value.
+    #[arg(long, default_value_t = 0.0)]
+    pub regularization: f64,
+    /// Weight blocks to keep as they are, e.g. `MATERIAL:mg,PST:mg,MOBILITY_*:mg`.
+    #[arg(long, default_value = "")]
+    pub freeze: String,
+}
+
+impl TexelArgs {
+    pub fn run(self) -> ExitCode {
+        let frozen = match texel::frozen_weights(&self.freeze) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("--freeze: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let settings = texel::Settings {
+            epochs: self.epochs,
+            learning_rate: self.learning_rate,
+            threads: self.threads.max(1),
+            regularization: self.regularization,
+            frozen,
+        };
+        run_tune(
+            &self.data,
+            &self.out,
+            self.validation,
+            self.quiet,
+            self.limit,
+            &settings,
+        )
+    }
+}
+
+fn run_tune(
+    data_path: &Path,
+    out: &Path,
+    validation_share: f64,
+    quiet: bool,
+    limit: Option<usize>,
+    settings: &texel::Settings,
+) -> ExitCode {
+    let started = Instant::now();
+    let (data, skipped) = match texel::load(data_path, quiet, limit, settings.threads) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("cannot read {}: {e}", data_path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let total = data.len();
+    let (train, validation) = data.split(validation_share.clamp(0.0, 0.9));
+    println!(
+        "loaded {total} positions ({skipped} skipped{}) in {:.0} s: {} training, {} validation",
+        if quiet {
+            ", in check or unparsable"
+        } else {
+            ", unparsable"
+        },
+        started.elapsed().as_secs_f64(),
+        train.len(),
+        validation.len()
+    );
+    let start = texel::current_weights();
+    let k = texel::fit_k(&train, &start, settings.threads);
+    let error = |set: &texel::Dataset, w: &[f64]| texel::error(set, w, k, settings.threads);
+    let (train_before, validation_before) = (error(&train, &start), error(&validation, &start));
+    println!("K = {k:.4}; before: train {train_before:.7}, validation {validation_before:.7}");
+    let tuned = texel::adam(&train, &validation, start, k, settings, &mut |line| {
+        println!("{line}")
+    });
+    let scores = texel::to_scores(&tuned);
+    let rounded: Vec<f64> = scores
+        .iter()
+        .flat_map(|s| [s.mg as f64, s.eg as f64])
+        .collect();
+    let (train_after, validation_after) = (error(&train, &rounded), error(&validation, &rounded));
+    println!("after (rounded): train {train_after:.7}, validation {validation_after:.7}");
+    let command: Vec<String> = std::env::args().collect();
+    let header = vec![
+        format!("Produced by: `{}`", command.join(" ")),
+        format!(
+            "Data: {} ({total} positions, {skipped} skipped{}; {} training, {} validation)",
+            data_path
+                .file_name()
+                .map_or(String::new(), |f| f.to_string_lossy().into_owned()),
+            if quiet {
+                ", resolved to quiet positions"
+            } else {
+                ""
+            },
+            train.len(),
+            validation.len()
+        ),
+        format!(
+            "K = {k:.4}; mean squared error before -> after: training {train_before:.6} -> \
+             {train_after:.6}, validation {validation_before:.6} -> {validation_after:.6}"
+        ),
+    ];
+    match texel::write_weights(out, &scores, &header) {
+        Ok(()) => {
+            println!("wrote {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("cannot write {}: {e}", out.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `basalt train`.
+#[derive(Args)]
+pub struct TrainArgs {
+    /// Record files (32 bytes a record): several after one flag, the flag repeated, or
+    /// comma-separated.
+    #[arg(long, required = true, num_args = 1.., value_delimiter = ',')]
+    pub data: Vec<PathBuf>,
+    /// Quantized net, rewritten after every epoch, e.g. nets/first.nnue.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Float state with Adam moments, rewritten after every epoch [default: OUT.ckpt].
+    #[arg(long)]
+    pub checkpoint: Option<PathBuf>,
+    /// Continue from the checkpoint (same data, --seed and --hidden).
+    #[arg(long)]
+    pub resume: bool,
+    /// Start from this net's weights instead of random ones (fresh optimizer state, any
+    /// data); --hidden must match it.
+    #[arg(long, conflicts_with = "resume")]
+    pub init: Option<PathBuf>,
+    /// Accumulator neurons per perspective.
+    #[arg(long, default_value_t = 256)]
+    pub hidden: usize,
+    /// Output buckets chosen by piece count: 1, 2, 4 or 8. With --init from a net of one
+    /// bucket, every bucket starts as a copy of it.
+    #[arg(long, default_value_t = 1)]
+    pub output_buckets: usize,
+    /// Input weight sets chosen by the king's square: none, mirror (one set, the board
+    /// mirrored when the king is on files e-h) or m4 (mirrored, four sets by king
+    /// square). With --init from a net without them, every set starts as a copy of its
+    /// weights.
+    #[arg(long, default_value = "none", value_parser = parse_king_buckets)]
+    pub king_buckets: KingBuckets,
+    /// Total passes over the training split, including those a resumed run has done.
+    #[arg(long, default_value_t = 20)]
+    pub epochs: u32,
+    /// Positions per Adam step.
+    #[arg(long, default_value_t = 16384)]
+    pub batch: usize,
+    /// Adam learning rate at the start.
+    #[arg(long, default_value_t = 0.001)]
+    pub lr: f32,
+    /// Multiply the learning rate by --lr-gamma every this many epochs (0: never).
+    #[arg(long, default_value_t = 8)]
+    pub lr_drop_every: u32,
+    /// Factor of each learning-rate drop.
+    #[arg(long, default_value_t = 0.3)]
+    pub lr_gamma: f32,
+    /// Weight of the game result in the target; the rest is the search score.
+    #[arg(long, default_value_t = 0.25)]
+    pub wdl: f32,
+    /// Also train on every training position mirrored left to right (files a-h swapped),
+    /// which has the same value: twice the positions from the same games.
+    #[arg(long)]
+    pub mirror: bool,
+    /// Threads sharing each batch (and the Adam step).
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Share of the records held back for validation: the data's tail (whole games).
+    #[arg(long, default_value_t = 0.02)]
+    pub validation_fraction: f64,
+    /// Fixes the initial weights and every epoch's order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl TrainArgs {
+    pub fn run(self) -> ExitCode {
+        let checkpoint = self.checkpoint.unwrap_or_else(|| {
+            let mut path = self.out.clone().into_os_string();
+            path.push(".ckpt");
+            path.into()
+        });
+        let settings = train::Settings {
+            data: self.data,
+            out: self.out,
+            checkpoint,
+            resume: self.resume,
+            init: self.init,
+            hidden: self.hidden,
+            output_buckets: self.output_buckets,
+            king_buckets: self.king_buckets,
+            epochs: self.epochs,
+            batch_size: self.batch,
+            learning_rate: self.lr,
+            lr_drop_every: self.lr_drop_every,
+            lr_gamma: self.lr_gamma,
+            wdl: self.wdl.clamp(0.0, 1.0),
+            mirror: self.mirror,
+            threads: self.threads,
+            validation_fraction: self.validation_fraction,
+            seed: self.seed,
+        };
+        match train::run(&settings, &mut |line| println!("{line}")) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(2)
+            }
+        }
+    }
+}
+
+/// `--king-buckets NAME`: one of `nnue::KING_BUCKET_LAYOUTS`.
+fn parse_king_buckets(name: &str) -> Result<KingBuckets, String> {
+    KingBuckets::named(name).ok_or_else(|| {
+        let known: Vec<String> = KING_BUCKET_LAYOUTS
+            .iter()
+            .map(|(name, what)| format!("{name} ({what})"))
+            .collect();
+        format!("unknown layout; known: {}", known.join(", "))
+    })
+}
