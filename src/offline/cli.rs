@@ -142,7 +142,7 @@ impl TexelArgs {
                 return ExitCode::from(2);
             }
         };
-        let settings = texel::Settings {
+        let settings = texel::TexelSettings {
             epochs: self.epochs,
             learning_rate: self.learning_rate,
             threads: self.threads.max(1),
@@ -166,7 +166,7 @@ fn run_tune(
     validation_share: f64,
     quiet: bool,
     limit: Option<usize>,
-    settings: &texel::Settings,
+    settings: &texel::TexelSettings,
 ) -> ExitCode {
     let started = Instant::now();
     let (data, skipped) = match texel::load(data_path, quiet, limit, settings.threads) {
@@ -310,7 +310,7 @@ impl TrainArgs {
             path.push(".ckpt");
             path.into()
         });
-        let settings = train::Settings {
+        let settings = train::TrainSettings {
             data: self.data,
             out: self.out,
             checkpoint,

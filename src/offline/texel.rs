@@ -19,7 +19,7 @@ use crate::eval::{self, Score, Trace, BLOCKS, FULL_SCALE, MAX_PHASE, NUM_WEIGHTS
 
 /// One labelled position, reduced to what the error needs.
 #[derive(Clone, Copy, Debug)]
-struct Sample {
+struct TexelSample {
     /// Range of this sample's coefficients in `Dataset::coefficients`.
     start: u32,
     len: u16,
@@ -34,7 +34,7 @@ struct Sample {
 /// Labelled positions as coefficient vectors.
 #[derive(Default)]
 pub struct Dataset {
-    samples: Vec<Sample>,
+    samples: Vec<TexelSample>,
     coefficients: Vec<(u16, i16)>,
 }
 
@@ -48,7 +48,7 @@ impl Dataset {
     }
 
     fn push(&mut self, trace: &Trace, result: f32) {
-        self.samples.push(Sample {
+        self.samples.push(TexelSample {
             start: self.coefficients.len() as u32,
             len: trace.coefficients.len() as u16,
             phase: trace.phase.clamp(0, MAX_PHASE) as u8,
@@ -67,7 +67,7 @@ impl Dataset {
         let mut validation = Dataset::default();
         for s in tail {
             let coefficients = &self.coefficients[s.start as usize..][..s.len as usize];
-            validation.samples.push(Sample {
+            validation.samples.push(TexelSample {
                 start: validation.coefficients.len() as u32,
                 ..s
             });
@@ -94,7 +94,7 @@ pub fn current_weights() -> Weights {
 /// The evaluation of a sample (White's view, centipawns) and, for the gradient, the
 /// derivatives by one unit of a coefficient's middlegame and endgame weight.
 #[inline]
-fn evaluate(sample: &Sample, coefficients: &[(u16, i16)], w: &[f64]) -> (f64, f64, f64) {
+fn evaluate(sample: &TexelSample, coefficients: &[(u16, i16)], w: &[f64]) -> (f64, f64, f64) {
     let mut mg = 0.0;
     let mut eg = 0.0;
     for &(i, c) in coefficients {
@@ -117,7 +117,7 @@ fn sigmoid(k: f64, eval: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-k * eval / 400.0))
 }
 
-fn coefficients_of<'a>(data: &'a Dataset, s: &Sample) -> &'a [(u16, i16)] {
+fn coefficients_of<'a>(data: &'a Dataset, s: &TexelSample) -> &'a [(u16, i16)] {
     &data.coefficients[s.start as usize..][..s.len as usize]
 }
 
@@ -168,7 +168,11 @@ pub fn gradient(data: &Dataset, w: &[f64], k: f64, threads: usize) -> Weights {
 }
 
 /// Runs `f` over `threads` contiguous slices of the samples.
-fn chunks<T: Send>(data: &Dataset, threads: usize, f: impl Fn(&[Sample]) -> T + Sync) -> Vec<T> {
+fn chunks<T: Send>(
+    data: &Dataset,
+    threads: usize,
+    f: impl Fn(&[TexelSample]) -> T + Sync,
+) -> Vec<T> {
     let size = data.samples.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = data
@@ -201,7 +205,7 @@ pub fn fit_k(data: &Dataset, w: &[f64], threads: usize) -> f64 {
 }
 
 /// Settings of one tuning run.
-pub struct Settings {
+pub struct TexelSettings {
     pub epochs: usize,
     pub learning_rate: f64,
     pub threads: usize,
@@ -249,7 +253,7 @@ pub fn adam(
     validation: &Dataset,
     mut w: Weights,
     k: f64,
-    settings: &Settings,
+    settings: &TexelSettings,
     report: &mut dyn FnMut(String),
 ) -> Weights {
     let (beta1, beta2, epsilon) = (0.9, 0.999, 1e-8);
@@ -526,7 +530,7 @@ mod tests {
         assert!(frozen_weights("NOPE").is_err());
         let data = dataset();
         let w = current_weights();
-        let settings = Settings {
+        let settings = TexelSettings {
             epochs: 20,
             learning_rate: 1.0,
             threads: 1,
@@ -564,7 +568,7 @@ mod tests {
         let w = current_weights();
         let k = 1.0;
         let before = error(&data, &w, k, 1);
-        let settings = Settings {
+        let settings = TexelSettings {
             epochs: 50,
             learning_rate: 1.0,
             threads: 1,

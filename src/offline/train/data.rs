@@ -139,7 +139,7 @@ pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
 /// A position as the network sees it: active feature indices from the side to move's
 /// perspective and from the other side's, and the training target.
 #[derive(Clone, Debug)]
-pub struct Sample {
+pub struct TrainingSample {
     /// `[side to move, other side]`; the first `len` entries of each are used.
     pub features: [[u16; MAX_ACTIVE_FEATURES]; 2],
     pub len: usize,
@@ -147,12 +147,12 @@ pub struct Sample {
     pub target: f32,
 }
 
-impl Sample {
+impl TrainingSample {
     /// `wdl` is the weight of the game result against the search score in the target;
     /// `kings` numbers the inputs.
-    pub fn new(position: &LabelledPosition, wdl: f32, kings: &KingBuckets) -> Sample {
+    pub fn new(position: &LabelledPosition, wdl: f32, kings: &KingBuckets) -> TrainingSample {
         let us = position.turn;
-        let mut sample = Sample {
+        let mut sample = TrainingSample {
             features: [[0; MAX_ACTIVE_FEATURES]; 2],
             len: position.piece_count,
             target: 0.0,
@@ -187,8 +187,10 @@ impl Sample {
 
     /// The sample for a record, or None if it does not decode (`load` drops those, so this
     /// does not happen to loaded data).
-    pub fn from_record(record: &Record, wdl: f32, kings: &KingBuckets) -> Option<Sample> {
-        decode(record).ok().map(|p| Sample::new(&p, wdl, kings))
+    pub fn from_record(record: &Record, wdl: f32, kings: &KingBuckets) -> Option<TrainingSample> {
+        decode(record)
+            .ok()
+            .map(|p| TrainingSample::new(&p, wdl, kings))
     }
 }
 
@@ -352,7 +354,8 @@ mod tests {
             .unwrap();
         // White is 400 cp up and won; Black to move: sigmoid(-1) and result 0.
         let sample =
-            Sample::from_record(&encode(&black_to_move, 400, 2), 0.25, &KingBuckets::NONE).unwrap();
+            TrainingSample::from_record(&encode(&black_to_move, 400, 2), 0.25, &KingBuckets::NONE)
+                .unwrap();
         let expected = 0.75 / (1.0 + 1f32.exp());
         assert!((sample.target - expected).abs() < 1e-6);
         // The black king on e8 is the side to move's own king: seen from Black, e8 is e1.

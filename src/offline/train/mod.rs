@@ -22,7 +22,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use checkpoint::Checkpoint;
-use data::{Record, Sample};
+use data::{Record, TrainingSample};
 use network::{Adam, KingBuckets, Network, Scratch};
 
 /// How often a long epoch reports its progress.
@@ -32,17 +32,17 @@ const PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
 pub struct Trainer {
     network: Network,
     adam: Adam,
-    workers: Vec<Worker>,
+    workers: Vec<GradientWorker>,
 }
 
-struct Worker {
+struct GradientWorker {
     gradient: Vec<f32>,
     scratch: Scratch,
 }
 
-impl Worker {
-    fn new(network: &Network) -> Worker {
-        Worker {
+impl GradientWorker {
+    fn new(network: &Network) -> GradientWorker {
+        GradientWorker {
             gradient: vec![0.0; network.params.len()],
             scratch: Scratch::new(network.hidden),
         }
@@ -61,7 +61,8 @@ impl Worker {
         self.gradient.fill(0.0);
         let mut errors = 0.0;
         for &i in indices {
-            if let Some(sample) = Sample::from_record(&records[i as usize], wdl, &net.kings) {
+            if let Some(sample) = TrainingSample::from_record(&records[i as usize], wdl, &net.kings)
+            {
                 let error = net.add_gradient(&sample, scale, &mut self.gradient, &mut self.scratch);
                 errors += f64::from(error);
             }
@@ -86,7 +87,9 @@ impl Trainer {
     }
 
     pub fn resume(network: Network, adam: Adam, threads: usize) -> Trainer {
-        let workers = (0..threads.max(1)).map(|_| Worker::new(&network)).collect();
+        let workers = (0..threads.max(1))
+            .map(|_| GradientWorker::new(&network))
+            .collect();
         Trainer {
             network,
             adam,
@@ -153,7 +156,7 @@ impl Trainer {
         let part_loss = |part: &[Record]| -> f64 {
             let mut scratch = Scratch::new(net.hidden);
             part.iter()
-                .filter_map(|r| Sample::from_record(r, wdl, &net.kings))
+                .filter_map(|r| TrainingSample::from_record(r, wdl, &net.kings))
                 .map(|s| f64::from(net.squared_error(&s, &mut scratch)))
                 .sum()
         };
@@ -174,7 +177,7 @@ impl Trainer {
 
 /// Everything `basalt train` is told on its command line.
 #[derive(Clone, Debug)]
-pub struct Settings {
+pub struct TrainSettings {
     pub data: Vec<PathBuf>,
     /// Quantized net, written after every epoch.
     pub out: PathBuf,
@@ -209,7 +212,7 @@ pub struct Settings {
     pub seed: u64,
 }
 
-impl Settings {
+impl TrainSettings {
     /// Step schedule: `learning_rate * lr_gamma^(epoch / lr_drop_every)`, epochs from 0.
     pub fn learning_rate_at(&self, epoch: u32) -> f32 {
         match self.lr_drop_every {
@@ -237,7 +240,7 @@ fn split_validation(
 }
 
 /// Runs the whole training; progress and results go to `log` line by line.
-pub fn run(settings: &Settings, log: &mut dyn FnMut(&str)) -> Result<(), String> {
+pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), String> {
     use crate::nnue::{HIDDEN_STEP, MAX_HIDDEN, MIN_HIDDEN, OUTPUT_BUCKET_COUNTS};
     let hidden = settings.hidden;
     if !(MIN_HIDDEN..=MAX_HIDDEN).contains(&hidden) || !hidden.is_multiple_of(HIDDEN_STEP) {
@@ -428,7 +431,7 @@ fn format_loss(loss: f64) -> String {
     }
 }
 
-fn write_net(settings: &Settings, trainer: &Trainer) -> Result<(), String> {
+fn write_net(settings: &TrainSettings, trainer: &Trainer) -> Result<(), String> {
     quantize::write(&settings.out, &trainer.network)
         .map_err(|e| format!("cannot write {}: {e}", settings.out.display()))
 }
@@ -446,7 +449,7 @@ mod tests {
 
     #[test]
     fn learning_rate_drops_in_steps() {
-        let settings = Settings {
+        let settings = TrainSettings {
             data: Vec::new(),
             out: PathBuf::new(),
             checkpoint: PathBuf::new(),
@@ -544,7 +547,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let data = dir.join("records.bin");
         std::fs::write(&data, random_records(1000, 4).concat()).unwrap();
-        let settings = |name: &str, epochs: u32, resume: bool| Settings {
+        let settings = |name: &str, epochs: u32, resume: bool| TrainSettings {
             data: vec![data.clone()],
             out: dir.join(format!("{name}.nnue")),
             checkpoint: dir.join(format!("{name}.ckpt")),
@@ -582,7 +585,7 @@ mod tests {
         // --init: a run of no epochs from a net writes that net back unchanged, one more
         // epoch starts from its loss rather than a random net's, and a net of another size
         // is refused.
-        let init = |name: &str, epochs: u32, hidden: usize| Settings {
+        let init = |name: &str, epochs: u32, hidden: usize| TrainSettings {
             init: Some(dir.join("whole.nnue")),
             hidden,
             ..settings(name, epochs, false)
@@ -592,7 +595,7 @@ mod tests {
             std::fs::read(dir.join("copy.nnue")).unwrap(),
             std::fs::read(dir.join("whole.nnue")).unwrap()
         );
-        let first_validation_loss = |s: &Settings| {
+        let first_validation_loss = |s: &TrainSettings| {
             let mut first = None;
             run(s, &mut |line| {
                 if line.starts_with("network") && first.is_none() {
@@ -614,7 +617,7 @@ mod tests {
         // --output-buckets from a net of one bucket: every bucket starts as a copy, so the
         // widened net evaluates every position as the net it came from; a bucketed net
         // cannot be re-bucketed.
-        let widened = Settings {
+        let widened = TrainSettings {
             output_buckets: 4,
             ..init("wide", 0, 16)
         };
@@ -637,7 +640,7 @@ mod tests {
             };
             assert_eq!(evaluate(&narrow), evaluate(&wide));
         }
-        let rebucket = Settings {
+        let rebucket = TrainSettings {
             init: Some(dir.join("wide.nnue")),
             output_buckets: 2,
             ..settings("rebucket", 1, false)
@@ -651,7 +654,7 @@ mod tests {
         // --king-buckets m4 from a net without them: every set is a copy, so wherever
         // neither king stands on files e-h (no mirroring) the new net evaluates as the old.
         let m4 = KingBuckets::named("m4").unwrap();
-        let kinged = Settings {
+        let kinged = TrainSettings {
             king_buckets: m4,
             ..init("kinged", 0, 16)
         };
@@ -683,7 +686,7 @@ mod tests {
         assert!(compared >= 10, "{compared} positions compared");
         // One epoch of training on it, then a resume that names another layout is refused.
         run(
-            &Settings {
+            &TrainSettings {
                 king_buckets: m4,
                 ..init("kinged", 1, 16)
             },
@@ -691,7 +694,7 @@ mod tests {
         )
         .unwrap();
         let refused = run(
-            &Settings {
+            &TrainSettings {
                 resume: true,
                 init: None,
                 ..settings("kinged", 2, true)

@@ -13,7 +13,7 @@
 
 use rand::Rng;
 
-use super::data::Sample;
+use super::data::TrainingSample;
 
 /// Inputs per perspective of a net without king buckets.
 pub const INPUTS: usize = crate::nnue::FEATURES;
@@ -174,7 +174,7 @@ impl Network {
 
     /// The output bucket of a sample: its feature count is its piece count.
     #[inline]
-    fn bucket(&self, sample: &Sample) -> usize {
+    fn bucket(&self, sample: &TrainingSample) -> usize {
         crate::nnue::output_bucket(sample.len, self.buckets)
     }
 
@@ -192,7 +192,7 @@ impl Network {
     }
 
     /// Output in logits for the side to move; fills both perspectives' accumulators.
-    fn forward(&self, sample: &Sample, scratch: &mut Scratch) -> f32 {
+    fn forward(&self, sample: &TrainingSample, scratch: &mut Scratch) -> f32 {
         let h = self.hidden;
         let [ours, theirs] = &mut scratch.acc;
         self.accumulate(&sample.features[0][..sample.len], ours);
@@ -203,12 +203,12 @@ impl Network {
     }
 
     /// Output in logits for the side to move.
-    pub fn evaluate(&self, sample: &Sample) -> f32 {
+    pub fn evaluate(&self, sample: &TrainingSample) -> f32 {
         self.forward(sample, &mut Scratch::new(self.hidden))
     }
 
     /// (sigmoid(out) - target)^2 for one sample.
-    pub fn squared_error(&self, sample: &Sample, scratch: &mut Scratch) -> f32 {
+    pub fn squared_error(&self, sample: &TrainingSample, scratch: &mut Scratch) -> f32 {
         let error = sigmoid(self.forward(sample, scratch)) - sample.target;
         error * error
     }
@@ -218,7 +218,7 @@ impl Network {
     /// the sample's active features are touched.
     pub fn add_gradient(
         &self,
-        sample: &Sample,
+        sample: &TrainingSample,
         scale: f32,
         grad: &mut [f32],
         scratch: &mut Scratch,
@@ -385,7 +385,11 @@ mod tests {
 
     /// An independent f64 reference, written from the definition: every accumulator value
     /// of every sample, `[sample][side * H + i]`.
-    fn reference_accumulators(params: &[f64], h: usize, samples: &[Sample]) -> Vec<Vec<f64>> {
+    fn reference_accumulators(
+        params: &[f64],
+        h: usize,
+        samples: &[TrainingSample],
+    ) -> Vec<Vec<f64>> {
         let bias = &params[INPUTS * h..(INPUTS + 1) * h];
         samples
             .iter()
@@ -410,7 +414,7 @@ mod tests {
 
     /// The reference loss: mean over the samples of (sigmoid(out) - target)^2, with the
     /// bucket of a sample of n pieces (n - 2) * BUCKETS / 32 (at most the last).
-    fn reference_loss(params: &[f64], h: usize, samples: &[Sample]) -> f64 {
+    fn reference_loss(params: &[f64], h: usize, samples: &[TrainingSample]) -> f64 {
         let accumulators = reference_accumulators(params, h, samples);
         let mut total = 0.0;
         for (s, acc) in samples.iter().zip(accumulators) {
@@ -444,10 +448,10 @@ mod tests {
         net
     }
 
-    fn samples(count: usize, seed: u64) -> Vec<Sample> {
+    fn samples(count: usize, seed: u64) -> Vec<TrainingSample> {
         random_records(count, seed)
             .iter()
-            .map(|r| Sample::from_record(r, 0.25, &KingBuckets::NONE).unwrap())
+            .map(|r| TrainingSample::from_record(r, 0.25, &KingBuckets::NONE).unwrap())
             .collect()
     }
 

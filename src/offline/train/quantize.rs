@@ -103,7 +103,7 @@ mod tests {
     use super::*;
     use crate::nnue::Accumulator;
     use crate::offline::train::data::synthetic::random_records;
-    use crate::offline::train::data::{decode, Sample};
+    use crate::offline::train::data::{decode, TrainingSample};
     use crate::offline::train::network::{KingBuckets, INPUTS};
     use crate::offline::train::Trainer;
 
@@ -178,7 +178,7 @@ mod tests {
             let accumulator = Accumulator::from_board(&quantized, &board);
             let pieces = board.occupied().count();
             let integer = i64::from(quantized.output(&accumulator, position.turn, pieces));
-            let sample = Sample::new(&position, 0.0, &kings);
+            let sample = TrainingSample::new(&position, 0.0, &kings);
             let cp = |n: &Network| (n.evaluate(&sample) * EVAL_SCALE as f32).round() as i64;
             worst_grid = worst_grid.max((integer - cp(&on_grid)).abs());
             worst_float = worst_float.max((integer - cp(&net)).abs());
