@@ -1,36 +1,81 @@
-//! The float network: the reference forward pass the quantized one is checked against, and
-//! the quantization itself.
+//! The float network: the one definition of the net's parameters, in f32. The engine's
+//! tests check the quantized forward pass against it, `basalt train` trains it (adding
+//! only the gradient, Adam and checkpoints, in `offline::train`), and [`quantize`] turns it
+//! into the integers the search evaluates with.
+//!
+//! The parameters are one flat vector in the net file's order, so that the trainer's
+//! gradients and Adam moments are vectors of the same layout:
+//!
+//! ```text
+//! feature weights  [768 K][H]  feature-major: the H weights of input 0, then input 1, ...
+//! feature biases   [H]
+//! output weights   [B][2H]     bucket by bucket, each side-to-move half first
+//! output biases    [B]
+//! ```
+//!
+//! [`quantize`]: FloatNetwork::quantize
+
+use std::ops::Range;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use shakmaty::{Board, ByColor, Chess, Color, Position as _};
+use shakmaty::{Board, ByColor, Chess, Position as _};
 
 use super::{
-    output_bucket, KingBuckets, Network, EVAL_SCALE, FEATURES, MAX_FEATURE_BIAS,
-    MAX_FEATURE_WEIGHT, MAX_OUTPUT_WEIGHT, QA, QB, WEIGHT_CLIP,
+    output_bucket, KingBuckets, Network, EVAL_SCALE, MAX_FEATURE_BIAS, MAX_FEATURE_WEIGHT,
+    MAX_OUTPUT_WEIGHT, QA, QB, WEIGHT_CLIP,
 };
 
-/// A network with f32 weights in the same layout as the file.
+/// A network with f32 parameters in the file's layout (see the module documentation).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FloatNetwork {
-    pub hidden: usize,
-    pub king_buckets: KingBuckets,
-    /// `king_buckets.inputs()` rows of `hidden` weights, feature-major.
-    pub feature_weights: Vec<f32>,
-    pub feature_biases: Vec<f32>,
-    /// Per output bucket: the side-to-move half, then the other side's half.
-    pub output_weights: Vec<f32>,
-    /// One per output bucket.
-    pub output_biases: Vec<f32>,
+    hidden: usize,
+    output_buckets: usize,
+    king_buckets: KingBuckets,
+    params: Vec<f32>,
 }
 
-fn screlu(x: f32) -> f32 {
+/// The four tensors of a flat vector in the file's layout: a network's parameters, or a
+/// gradient (or optimizer moment) of them.
+pub struct TensorsMut<'a> {
+    pub feature_weights: &'a mut [f32],
+    pub feature_biases: &'a mut [f32],
+    pub output_weights: &'a mut [f32],
+    pub output_biases: &'a mut [f32],
+}
+
+/// The squared clipped ReLU: `clamp(x, 0, 1)²`.
+#[inline]
+pub fn screlu(x: f32) -> f32 {
     let clipped = x.clamp(0.0, 1.0);
     clipped * clipped
 }
 
-/// `round(w * scale)`, clamped to ±limit (the trainer clips first, so the clamp only
-/// matters for a float network that did not come from it).
+/// Sum of screlu(acc[i]) * w[i]. Eight running sums let the compiler vectorise what a
+/// single in-order float sum would forbid.
+#[inline]
+fn screlu_dot(acc: &[f32], weights: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut sums = [0.0f32; LANES];
+    let acc_chunks = acc.chunks_exact(LANES);
+    let weight_chunks = weights.chunks_exact(LANES);
+    let tail: f32 = acc_chunks
+        .remainder()
+        .iter()
+        .zip(weight_chunks.remainder())
+        .map(|(&a, &w)| screlu(a) * w)
+        .sum();
+    for (a, w) in acc_chunks.zip(weight_chunks) {
+        for k in 0..LANES {
+            sums[k] += screlu(a[k]) * w[k];
+        }
+    }
+    sums.iter().sum::<f32>() + tail
+}
+
+/// `round(w * scale)`, clamped to ±limit (the trainer clips every weight to ±WEIGHT_CLIP,
+/// inside these limits, so the clamp only matters for a float network that did not come
+/// from it).
 fn quantized(weights: &[f32], scale: i32, limit: i16) -> Box<[i16]> {
     weights
         .iter()
@@ -42,7 +87,61 @@ fn quantized(weights: &[f32], scale: i32, limit: i16) -> Box<[i16]> {
         .collect()
 }
 
+/// Splits `flat` (of `FloatNetwork::param_count` values) into its four tensors.
+fn split(flat: &mut [f32], hidden: usize, inputs: usize, buckets: usize) -> TensorsMut<'_> {
+    let (feature_weights, rest) = flat.split_at_mut(inputs * hidden);
+    let (feature_biases, rest) = rest.split_at_mut(hidden);
+    let (output_weights, output_biases) = rest.split_at_mut(buckets * 2 * hidden);
+    TensorsMut {
+        feature_weights,
+        feature_biases,
+        output_weights,
+        output_biases,
+    }
+}
+
 impl FloatNetwork {
+    /// The number of parameters of a net with `hidden` neurons, `output_buckets` output
+    /// buckets and the king buckets `kings`.
+    pub fn param_count(hidden: usize, output_buckets: usize, kings: &KingBuckets) -> usize {
+        kings.inputs() * hidden + hidden + output_buckets * (2 * hidden + 1)
+    }
+
+    /// A network of this shape with every parameter zero.
+    pub fn zeros(hidden: usize, output_buckets: usize, kings: KingBuckets) -> FloatNetwork {
+        FloatNetwork {
+            hidden,
+            output_buckets,
+            king_buckets: kings,
+            params: vec![0.0; Self::param_count(hidden, output_buckets, &kings)],
+        }
+    }
+
+    /// A network of this shape with the parameters `params`, in the file's order. Checks
+    /// only their number: [`FloatNetwork::quantize`] checks the shape against the format.
+    pub fn from_params(
+        hidden: usize,
+        output_buckets: usize,
+        kings: KingBuckets,
+        params: Vec<f32>,
+    ) -> Result<FloatNetwork, String> {
+        let expected = Self::param_count(hidden, output_buckets, &kings);
+        if params.len() != expected {
+            return Err(format!(
+                "{} parameters, but H = {hidden} with {output_buckets} output buckets and {} \
+                 king buckets has {expected}",
+                params.len(),
+                kings.count()
+            ));
+        }
+        Ok(FloatNetwork {
+            hidden,
+            output_buckets,
+            king_buckets: kings,
+            params,
+        })
+    }
+
     /// Random small weights within the clip bounds, for tests and benchmarks. The scales
     /// put accumulators on both sides of the clipped range [0, 1] in typical positions, so
     /// both clamps of the activation are exercised, and outputs of a few hundred centipawns.
@@ -64,57 +163,223 @@ impl FloatNetwork {
         seed: u64,
     ) -> FloatNetwork {
         let mut rng = StdRng::seed_from_u64(seed);
-        let mut uniform = |n: usize, low: f32, high: f32| -> Vec<f32> {
-            (0..n).map(|_| rng.random_range(low..high)).collect()
+        let mut network = FloatNetwork::zeros(hidden, buckets, kings);
+        let mut draw = |tensor: &mut [f32], low: f32, high: f32| {
+            for value in tensor {
+                *value = rng.random_range(low..high);
+            }
         };
-        let mut network = FloatNetwork {
-            hidden,
-            king_buckets: kings,
-            feature_weights: uniform(kings.count() * FEATURES * hidden, -0.2, 0.2),
-            feature_biases: uniform(hidden, -0.2, 0.6),
-            output_weights: uniform(buckets * 2 * hidden, -0.25, 0.25),
-            output_biases: uniform(buckets, -0.1, 0.1),
-        };
-        network.feature_weights[0] = WEIGHT_CLIP;
-        network.feature_biases[0] = -WEIGHT_CLIP;
-        network.output_weights[0] = -WEIGHT_CLIP;
+        let tensors = network.tensors_mut();
+        draw(tensors.feature_weights, -0.2, 0.2);
+        draw(tensors.feature_biases, -0.2, 0.6);
+        draw(tensors.output_weights, -0.25, 0.25);
+        draw(tensors.output_biases, -0.1, 0.1);
+        tensors.feature_weights[0] = WEIGHT_CLIP;
+        tensors.feature_biases[0] = -WEIGHT_CLIP;
+        tensors.output_weights[0] = -WEIGHT_CLIP;
         network
+    }
+
+    /// The number of hidden neurons per perspective (H).
+    pub fn hidden_size(&self) -> usize {
+        self.hidden
+    }
+
+    /// The number of output buckets (B).
+    pub fn output_buckets(&self) -> usize {
+        self.output_buckets
+    }
+
+    /// How the king's square picks the input weights.
+    pub fn king_buckets(&self) -> &KingBuckets {
+        &self.king_buckets
+    }
+
+    /// Inputs per perspective (768 K).
+    #[inline]
+    pub fn inputs(&self) -> usize {
+        self.king_buckets.inputs()
+    }
+
+    /// Every parameter, in the file's order.
+    pub fn params(&self) -> &[f32] {
+        &self.params
+    }
+
+    /// Every parameter, in the file's order, to change in place (their number is fixed).
+    pub fn params_mut(&mut self) -> &mut [f32] {
+        &mut self.params
+    }
+
+    fn feature_weights_range(&self) -> Range<usize> {
+        0..self.inputs() * self.hidden
+    }
+
+    fn feature_biases_range(&self) -> Range<usize> {
+        let start = self.inputs() * self.hidden;
+        start..start + self.hidden
+    }
+
+    fn output_weights_range(&self) -> Range<usize> {
+        let start = (self.inputs() + 1) * self.hidden;
+        start..start + self.output_buckets * 2 * self.hidden
+    }
+
+    /// `inputs()` rows of H weights, feature-major.
+    #[inline]
+    pub fn feature_weights(&self) -> &[f32] {
+        &self.params[self.feature_weights_range()]
+    }
+
+    #[inline]
+    pub fn feature_biases(&self) -> &[f32] {
+        &self.params[self.feature_biases_range()]
+    }
+
+    /// Every bucket's 2H output weights, bucket by bucket, each side-to-move half first.
+    #[inline]
+    pub fn output_weights(&self) -> &[f32] {
+        &self.params[self.output_weights_range()]
+    }
+
+    /// One per output bucket.
+    #[inline]
+    pub fn output_biases(&self) -> &[f32] {
+        &self.params[self.params.len() - self.output_buckets..]
+    }
+
+    /// The four tensors of the parameters, to change in place.
+    pub fn tensors_mut(&mut self) -> TensorsMut<'_> {
+        let (hidden, inputs, buckets) = (self.hidden, self.inputs(), self.output_buckets);
+        split(&mut self.params, hidden, inputs, buckets)
+    }
+
+    /// The four tensors of `flat`, a vector laid out as this network's parameters (a
+    /// gradient of them, say).
+    ///
+    /// # Panics
+    ///
+    /// When `flat` does not have as many values as the network has parameters.
+    pub fn tensors_of<'a>(&self, flat: &'a mut [f32]) -> TensorsMut<'a> {
+        assert_eq!(flat.len(), self.params.len(), "not this network's layout");
+        split(flat, self.hidden, self.inputs(), self.output_buckets)
+    }
+
+    /// This network with `buckets` output buckets, each a copy of its single one: the start
+    /// of a bucketed net trained on from a net without buckets, which it equals until
+    /// training moves the buckets apart.
+    pub fn with_output_buckets(&self, buckets: usize) -> Result<FloatNetwork, String> {
+        if buckets == self.output_buckets {
+            return Ok(self.clone());
+        }
+        if self.output_buckets != 1 {
+            return Err(format!(
+                "a net of {} output buckets cannot become one of {buckets}",
+                self.output_buckets
+            ));
+        }
+        let mut params = self.params[..self.output_weights_range().start].to_vec();
+        for _ in 0..buckets {
+            params.extend_from_slice(self.output_weights());
+        }
+        params.extend(std::iter::repeat_n(self.output_biases()[0], buckets));
+        FloatNetwork::from_params(self.hidden, buckets, self.king_buckets, params)
+    }
+
+    /// This network with the king buckets `kings`, each bucket's input weights a copy of
+    /// its single set: the start of a king-bucketed net trained on from one without. Without
+    /// mirroring it equals the original until training moves the buckets apart; with
+    /// mirroring, a king on files e-h reads the rows of the mirror-image squares, which a
+    /// net trained on mirrored data nearly agrees with.
+    pub fn with_king_buckets(&self, kings: KingBuckets) -> Result<FloatNetwork, String> {
+        if kings == self.king_buckets {
+            return Ok(self.clone());
+        }
+        if self.king_buckets != KingBuckets::NONE {
+            return Err(format!(
+                "a net of {} king buckets cannot take another layout",
+                self.king_buckets.count()
+            ));
+        }
+        let mut params =
+            Vec::with_capacity(Self::param_count(self.hidden, self.output_buckets, &kings));
+        for _ in 0..kings.count() {
+            params.extend_from_slice(self.feature_weights());
+        }
+        params.extend_from_slice(&self.params[self.feature_biases_range().start..]);
+        FloatNetwork::from_params(self.hidden, self.output_buckets, kings, params)
+    }
+
+    /// One perspective's accumulator: the feature biases plus the weight rows of `inputs`
+    /// (input indices, as `InputView::index` numbers them), added in that order.
+    #[inline]
+    pub fn accumulate(&self, inputs: &[u16], accumulator: &mut [f32]) {
+        let h = self.hidden;
+        accumulator.copy_from_slice(self.feature_biases());
+        let weights = self.feature_weights();
+        for &input in inputs {
+            let row = &weights[usize::from(input) * h..(usize::from(input) + 1) * h];
+            for (a, w) in accumulator.iter_mut().zip(row) {
+                *a += w;
+            }
+        }
+    }
+
+    /// The output (a logit) of a position given by its active inputs, the side to move's
+    /// first: both accumulators go to `accumulators` (side to move first), where the
+    /// trainer's backward pass reads them. Each perspective has one input per piece, so
+    /// the piece count that picks the output bucket is `inputs[0].len()`.
+    #[inline]
+    pub fn forward_inputs(&self, inputs: [&[u16]; 2], accumulators: &mut [Vec<f32>; 2]) -> f32 {
+        let [ours, theirs] = accumulators;
+        self.accumulate(inputs[0], ours);
+        self.accumulate(inputs[1], theirs);
+        let bucket = output_bucket(inputs[0].len(), self.output_buckets);
+        self.output([ours, theirs], bucket)
+    }
+
+    /// The output layer: `screlu` of both accumulators (side to move first) dotted with
+    /// output bucket `bucket`'s weights, plus its bias.
+    #[inline]
+    pub fn output(&self, [ours, theirs]: [&[f32]; 2], bucket: usize) -> f32 {
+        let h = self.hidden;
+        let width = 2 * h;
+        let weights = &self.output_weights()[bucket * width..(bucket + 1) * width];
+        screlu_dot(ours, &weights[..h])
+            + screlu_dot(theirs, &weights[h..])
+            + self.output_biases()[bucket]
+    }
+
+    /// The active inputs of `board` from each perspective, in the order its pieces are
+    /// visited (from a1 up).
+    pub fn inputs_of(&self, board: &Board) -> ByColor<Vec<u16>> {
+        ByColor::new_with(|perspective| {
+            let view = self.king_buckets.view_of(perspective, board);
+            board
+                .into_iter()
+                .map(|(square, piece)| view.index(piece, square) as u16)
+                .collect()
+        })
     }
 
     /// The accumulators of `board`, indexed by perspective.
     pub fn accumulators(&self, board: &Board) -> ByColor<Vec<f32>> {
+        let inputs = self.inputs_of(board);
         ByColor::new_with(|perspective| {
-            let mut values = self.feature_biases.clone();
-            let view = self.king_buckets.view_of(perspective, board);
-            for (square, piece) in board {
-                let row = view.index(piece, square) * self.hidden;
-                for (value, weight) in values
-                    .iter_mut()
-                    .zip(&self.feature_weights[row..row + self.hidden])
-                {
-                    *value += weight;
-                }
-            }
+            let mut values = vec![0.0; self.hidden];
+            self.accumulate(&inputs[perspective], &mut values);
             values
         })
     }
 
     /// The network output (a logit) for the side to move.
     pub fn forward(&self, board: &Chess) -> f32 {
-        let accumulators = self.accumulators(board.board());
-        let buckets = self.output_biases.len();
-        let bucket = output_bucket(board.board().occupied().count(), buckets);
-        let width = 2 * self.hidden;
-        let weights = &self.output_weights[bucket * width..(bucket + 1) * width];
-        let (ours, theirs) = weights.split_at(self.hidden);
-        let dot = |perspective: Color, weights: &[f32]| -> f32 {
-            accumulators[perspective]
-                .iter()
-                .zip(weights)
-                .map(|(&a, &w)| screlu(a) * w)
-                .sum()
-        };
-        dot(board.turn(), ours) + dot(!board.turn(), theirs) + self.output_biases[bucket]
+        let inputs = self.inputs_of(board.board());
+        let mut accumulators = [vec![0.0; self.hidden], vec![0.0; self.hidden]];
+        self.forward_inputs(
+            [&inputs[board.turn()], &inputs[!board.turn()]],
+            &mut accumulators,
+        )
     }
 
     /// The evaluation in centipawns for the side to move, unrounded.
@@ -122,20 +387,21 @@ impl FloatNetwork {
         self.forward(board) * EVAL_SCALE as f32
     }
 
-    /// The quantized network (see the module documentation for the scales). Weights beyond
-    /// the clip bounds are clamped to them.
+    /// The quantized network (see the `nnue` module documentation for the scales): feature
+    /// weights and biases times QA, output weights times QB, output biases times QA * QB,
+    /// rounded. Weights beyond the clip bounds are clamped to them.
     ///
     /// # Panics
     ///
-    /// When the hidden size is not one the file format allows or the arrays do not match it.
+    /// When the hidden size or output bucket count is not one the file format allows.
     pub fn quantize(&self) -> Network {
         Network::from_parts(
             self.hidden,
             self.king_buckets,
-            quantized(&self.feature_weights, QA, MAX_FEATURE_WEIGHT),
-            quantized(&self.feature_biases, QA, MAX_FEATURE_BIAS),
-            quantized(&self.output_weights, QB, MAX_OUTPUT_WEIGHT),
-            self.output_biases
+            quantized(self.feature_weights(), QA, MAX_FEATURE_WEIGHT),
+            quantized(self.feature_biases(), QA, MAX_FEATURE_BIAS),
+            quantized(self.output_weights(), QB, MAX_OUTPUT_WEIGHT),
+            self.output_biases()
                 .iter()
                 .map(|&b| (f64::from(b) * f64::from(QA * QB)).round() as i32)
                 .collect(),
@@ -148,6 +414,7 @@ impl FloatNetwork {
 mod tests {
     use super::*;
     use crate::bench::BENCH_FENS;
+    use crate::nnue::FEATURES;
     use shakmaty::fen::Fen;
     use shakmaty::CastlingMode;
 
@@ -218,7 +485,7 @@ mod tests {
             let mut variance = 0.0;
             for (half, perspective) in [board.turn(), !board.turn()].into_iter().enumerate() {
                 for (i, &a) in accumulators[perspective].iter().enumerate() {
-                    let w = f64::from(float.output_weights[half * float.hidden + i]);
+                    let w = f64::from(float.output_weights()[half * float.hidden_size() + i]);
                     let a = f64::from(a);
                     let activation = a.clamp(0.0, 1.0).powi(2);
                     let slope = 2.0 * a.clamp(0.0, 1.0);
@@ -249,14 +516,19 @@ mod tests {
     #[test]
     fn each_bucket_evaluates_its_own_piece_counts() {
         let mut float = FloatNetwork::random_bucketed(32, 8, 13);
-        let first = float.output_weights[..64].to_vec();
+        let first = float.output_weights()[..64].to_vec();
+        let tensors = float.tensors_mut();
         for bucket in 1..8 {
-            float.output_weights[bucket * 64..(bucket + 1) * 64].copy_from_slice(&first);
+            tensors.output_weights[bucket * 64..(bucket + 1) * 64].copy_from_slice(&first);
         }
-        let mut single = float.clone();
-        single.output_weights.truncate(64);
-        single.output_biases = vec![0.0];
-        float.output_biases = (0..8).map(|b| b as f32 * 0.125).collect();
+        // The same net with one bucket, the first, and a zero bias.
+        let mut params = float.params()[..(FEATURES + 1) * 32].to_vec();
+        params.extend_from_slice(&first);
+        params.push(0.0);
+        let single = FloatNetwork::from_params(32, 1, KingBuckets::NONE, params).unwrap();
+        for (bucket, bias) in float.tensors_mut().output_biases.iter_mut().enumerate() {
+            *bias = bucket as f32 * 0.125;
+        }
         let (bucketed, single) = (float.quantize(), single.quantize());
         let mut seen = [false; 8];
         for board in test_positions() {
@@ -291,25 +563,42 @@ mod tests {
     #[test]
     fn quantize_rounds_and_clamps() {
         let mut float = FloatNetwork::random(16, 5);
-        float.output_weights[1] = 0.5 / QB as f32 * 3.0; // 1.5 -> 2
-        float.output_weights[2] = 3.0;
-        float.feature_weights[1] = -7.0;
+        let tensors = float.tensors_mut();
+        tensors.output_weights[1] = 0.5 / QB as f32 * 3.0; // 1.5 -> 2
+        tensors.output_weights[2] = 3.0;
+        tensors.feature_weights[1] = -7.0;
         let network = float.quantize();
         let back = network.dequantize();
         assert_eq!(
-            back.output_weights[0],
+            back.output_weights()[0],
             -f32::from(MAX_OUTPUT_WEIGHT) / QB as f32
         );
-        assert_eq!(back.output_weights[1], 2.0 / QB as f32);
+        assert_eq!(back.output_weights()[1], 2.0 / QB as f32);
         assert_eq!(
-            back.output_weights[2],
+            back.output_weights()[2],
             f32::from(MAX_OUTPUT_WEIGHT) / QB as f32
         );
         assert_eq!(
-            back.feature_weights[1],
+            back.feature_weights()[1],
             -f32::from(MAX_FEATURE_WEIGHT) / QA as f32
         );
         // Quantizing the dequantized network gives the same integers back.
         assert_eq!(back.quantize(), network);
+    }
+
+    #[test]
+    fn a_dequantized_net_quantizes_to_the_same_file() {
+        let net = crate::nnue::embedded();
+        let float = net.dequantize();
+        assert_eq!(
+            float.params().len(),
+            FloatNetwork::param_count(net.hidden_size(), net.output_buckets(), net.king_buckets())
+        );
+        assert_eq!(float.quantize().to_bytes(), net.to_bytes());
+        let bucketed = FloatNetwork::random_bucketed(32, 8, 4).quantize();
+        assert_eq!(
+            bucketed.dequantize().quantize().to_bytes(),
+            bucketed.to_bytes()
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! NNUE evaluation: a (768 K -> H) x 2 -> 1 network with a squared clipped ReLU, optional
-//! king buckets (K) and output buckets, its file
-//! format, a float reference forward pass and the quantized integer forward pass the search
-//! uses, with accumulators kept up to date incrementally along the search path.
+//! king buckets (K) and output buckets, its file format, the float network (the one
+//! definition of the parameters: the reference forward pass, and what `basalt train`
+//! trains) with its quantization, and the quantized integer forward pass the search uses,
+//! with accumulators kept up to date incrementally along the search path.
 //!
 //! # Architecture
 //!
@@ -89,7 +90,7 @@ mod float;
 mod network;
 
 pub use accumulator::{Accumulator, AccumulatorStack};
-pub use float::FloatNetwork;
+pub use float::{screlu, FloatNetwork, TensorsMut};
 pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC};
 
 /// Output bucket counts a file may declare: the divisors of 32 up to 8, so the buckets
@@ -379,6 +380,22 @@ mod tests {
         assert_eq!(
             feature_index(Color::White, black_king_h8, Square::H8),
             384 + 5 * 64 + 63
+        );
+    }
+
+    #[test]
+    fn feature_index_mirrors_for_black() {
+        let white_pawn_e2 = feature_index(Color::White, Color::White.pawn(), Square::E2);
+        let black_pawn_e7 = feature_index(Color::Black, Color::Black.pawn(), Square::E7);
+        assert_eq!(white_pawn_e2, 12);
+        assert_eq!(black_pawn_e7, 12);
+        assert_eq!(
+            feature_index(Color::White, Color::Black.king(), Square::H8),
+            384 + 5 * 64 + 63
+        );
+        assert_eq!(
+            feature_index(Color::Black, Color::White.queen(), Square::D1),
+            384 + 4 * 64 + 59
         );
     }
 

@@ -367,18 +367,20 @@ impl Network {
     /// The float network these integers stand for: every weight divided by its scale.
     pub fn dequantize(&self) -> FloatNetwork {
         let by = |scale: i32| move |&w: &i16| f32::from(w) / scale as f32;
-        FloatNetwork {
-            hidden: self.hidden,
-            king_buckets: self.king_buckets,
-            feature_weights: self.feature_weights.iter().map(by(QA)).collect(),
-            feature_biases: self.feature_biases.iter().map(by(QA)).collect(),
-            output_weights: self.output_weights.iter().map(by(QB)).collect(),
-            output_biases: self
-                .output_biases
-                .iter()
-                .map(|&b| b as f32 / (QA * QB) as f32)
-                .collect(),
-        }
+        let params = self
+            .feature_weights
+            .iter()
+            .map(by(QA))
+            .chain(self.feature_biases.iter().map(by(QA)))
+            .chain(self.output_weights.iter().map(by(QB)))
+            .chain(
+                self.output_biases
+                    .iter()
+                    .map(|&b| b as f32 / (QA * QB) as f32),
+            )
+            .collect();
+        FloatNetwork::from_params(self.hidden, self.output_buckets, self.king_buckets, params)
+            .expect("a checked network has the parameters of its shape")
     }
 }
 

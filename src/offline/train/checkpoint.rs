@@ -10,8 +10,10 @@
 use std::io;
 use std::path::Path;
 
-use super::network::{Adam, KingBuckets, Network};
-use super::quantize::{fnv1a64, write_atomically};
+use crate::nnue::{fnv1a64, FloatNetwork, KingBuckets};
+
+use super::adam::Adam;
+use super::net_file::write_atomically;
 
 const MAGIC: &[u8; 8] = b"BSLTCKPT";
 const VERSION: u32 = 3;
@@ -21,7 +23,7 @@ const HEADER_SIZE: usize = HEADER_SIZE_V2 + KingBuckets::BYTES;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Checkpoint {
-    pub network: Network,
+    pub network: FloatNetwork,
     pub adam: Adam,
     pub epochs_done: u32,
     /// The `--seed` of the run, which fixed the validation split and the epoch orders.
@@ -30,17 +32,17 @@ pub struct Checkpoint {
 
 pub fn save(path: &Path, checkpoint: &Checkpoint) -> io::Result<()> {
     let net = &checkpoint.network;
-    let mut bytes = Vec::with_capacity(HEADER_SIZE + 12 * net.params.len() + 8);
+    let mut bytes = Vec::with_capacity(HEADER_SIZE + 12 * net.params().len() + 8);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&VERSION.to_le_bytes());
-    bytes.extend_from_slice(&(net.hidden as u32).to_le_bytes());
+    bytes.extend_from_slice(&(net.hidden_size() as u32).to_le_bytes());
     bytes.extend_from_slice(&checkpoint.epochs_done.to_le_bytes());
     bytes.extend_from_slice(&checkpoint.adam.steps.to_le_bytes());
     bytes.extend_from_slice(&checkpoint.seed.to_le_bytes());
-    bytes.extend_from_slice(&(net.buckets as u32).to_le_bytes());
-    bytes.extend_from_slice(&net.kings.to_bytes());
+    bytes.extend_from_slice(&(net.output_buckets() as u32).to_le_bytes());
+    bytes.extend_from_slice(&net.king_buckets().to_bytes());
     let adam = &checkpoint.adam;
-    for tensor in [&net.params, &adam.first_moment, &adam.second_moment] {
+    for tensor in [net.params(), &adam.first_moment, &adam.second_moment] {
         for x in tensor {
             bytes.extend_from_slice(&x.to_le_bytes());
         }
@@ -86,7 +88,7 @@ pub fn load(path: &Path) -> io::Result<Checkpoint> {
         return Err(invalid("output bucket count out of range"));
     }
     let hidden = u32_at(12) as usize;
-    let count = Network::param_count(hidden, buckets, &kings);
+    let count = FloatNetwork::param_count(hidden, buckets, &kings);
     if bytes.len() != header + 12 * count + 8 {
         return Err(invalid("wrong size for its hidden layer"));
     }
@@ -99,12 +101,8 @@ pub fn load(path: &Path) -> io::Result<Checkpoint> {
         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
         .collect();
     Ok(Checkpoint {
-        network: Network {
-            hidden,
-            buckets,
-            kings,
-            params: floats[..count].to_vec(),
-        },
+        network: FloatNetwork::from_params(hidden, buckets, kings, floats[..count].to_vec())
+            .map_err(|e| invalid(&e))?,
         adam: Adam {
             first_moment: floats[count..2 * count].to_vec(),
             second_moment: floats[2 * count..].to_vec(),
@@ -118,8 +116,6 @@ pub fn load(path: &Path) -> io::Result<Checkpoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::rngs::StdRng;
-    use rand::SeedableRng;
 
     #[test]
     fn checkpoint_round_trips_and_detects_damage() {
@@ -129,8 +125,8 @@ mod tests {
     }
 
     fn round_trip_and_damage(kings: KingBuckets) {
-        let network = Network::random(16, 2, kings, &mut StdRng::seed_from_u64(1));
-        let mut adam = Adam::new(network.params.len());
+        let network = FloatNetwork::random_with(16, 2, kings, 1);
+        let mut adam = Adam::new(network.params().len());
         adam.first_moment[5] = 0.25;
         adam.second_moment[7] = 1e-9;
         adam.steps = 1234;

@@ -9,9 +9,8 @@ use std::path::Path;
 
 use shakmaty::{Color, Piece, Square};
 
+use crate::nnue::{KingBuckets, EVAL_SCALE};
 use crate::offline::datagen::format::{self, GameResult};
-
-use super::network::{KingBuckets, MAX_ACTIVE_FEATURES};
 
 pub const RECORD_SIZE: usize = format::RECORD_BYTES;
 pub type Record = [u8; RECORD_SIZE];
@@ -20,8 +19,8 @@ pub type Record = [u8; RECORD_SIZE];
 /// a score is 1 or 0 whatever the position, so they teach the net nothing it can use.
 pub const MATE_SCORE_CUTOFF: i32 = 10_000;
 
-/// Centipawns per logit: win probability = sigmoid(cp / 400).
-pub const EVAL_SCALE: f32 = 400.0;
+/// At most 32 pieces on the board, so at most 32 active features per perspective.
+pub const MAX_ACTIVE_FEATURES: usize = 32;
 
 /// One record decoded.
 #[derive(Clone, Debug)]
@@ -180,9 +179,16 @@ impl TrainingSample {
                 1.0 - f32::from(position.result) / 2.0,
             ),
         };
-        let expected = 1.0 / (1.0 + (-score / EVAL_SCALE).exp());
+        let expected = 1.0 / (1.0 + (-score / EVAL_SCALE as f32).exp());
         sample.target = (1.0 - wdl) * expected + wdl * result;
         sample
+    }
+
+    /// The active inputs, the side to move's first (what `FloatNetwork::forward_inputs`
+    /// takes).
+    #[inline]
+    pub fn inputs(&self) -> [&[u16]; 2] {
+        [&self.features[0][..self.len], &self.features[1][..self.len]]
     }
 
     /// The sample for a record, or None if it does not decode (`load` drops those, so this

@@ -9,28 +9,31 @@
 //! epoch the float state goes to the checkpoint and the quantized net to its file, so an
 //! interrupted run leaves both a usable net and a way to go on.
 
+pub mod adam;
 pub mod checkpoint;
 pub mod data;
-pub mod network;
-pub mod quantize;
+pub mod gradient;
+pub mod net_file;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
+use crate::nnue::{FloatNetwork, KingBuckets, FEATURES};
+use adam::Adam;
 use checkpoint::Checkpoint;
 use data::{Record, TrainingSample};
-use network::{Adam, KingBuckets, Network, Scratch};
+use gradient::Scratch;
 
 /// How often a long epoch reports its progress.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
 
 /// The network, its optimizer and one gradient buffer per thread.
 pub struct Trainer {
-    network: Network,
+    network: FloatNetwork,
     adam: Adam,
     workers: Vec<GradientWorker>,
 }
@@ -41,10 +44,10 @@ struct GradientWorker {
 }
 
 impl GradientWorker {
-    fn new(network: &Network) -> GradientWorker {
+    fn new(network: &FloatNetwork) -> GradientWorker {
         GradientWorker {
-            gradient: vec![0.0; network.params.len()],
-            scratch: Scratch::new(network.hidden),
+            gradient: vec![0.0; network.params().len()],
+            scratch: Scratch::new(network.hidden_size()),
         }
     }
 
@@ -52,7 +55,7 @@ impl GradientWorker {
     /// records `indices`; returns their summed squared error.
     fn gradient(
         &mut self,
-        net: &Network,
+        net: &FloatNetwork,
         records: &[Record],
         indices: &[u32],
         scale: f32,
@@ -61,9 +64,16 @@ impl GradientWorker {
         self.gradient.fill(0.0);
         let mut errors = 0.0;
         for &i in indices {
-            if let Some(sample) = TrainingSample::from_record(&records[i as usize], wdl, &net.kings)
+            if let Some(sample) =
+                TrainingSample::from_record(&records[i as usize], wdl, net.king_buckets())
             {
-                let error = net.add_gradient(&sample, scale, &mut self.gradient, &mut self.scratch);
+                let error = gradient::add_gradient(
+                    net,
+                    &sample,
+                    scale,
+                    &mut self.gradient,
+                    &mut self.scratch,
+                );
                 errors += f64::from(error);
             }
         }
@@ -81,12 +91,12 @@ impl Trainer {
         threads: usize,
         seed: u64,
     ) -> Trainer {
-        let network = Network::random(hidden, buckets, kings, &mut StdRng::seed_from_u64(seed));
-        let adam = Adam::new(network.params.len());
+        let network = initial_network(hidden, buckets, kings, &mut StdRng::seed_from_u64(seed));
+        let adam = Adam::new(network.params().len());
         Trainer::resume(network, adam, threads)
     }
 
-    pub fn resume(network: Network, adam: Adam, threads: usize) -> Trainer {
+    pub fn resume(network: FloatNetwork, adam: Adam, threads: usize) -> Trainer {
         let workers = (0..threads.max(1))
             .map(|_| GradientWorker::new(&network))
             .collect();
@@ -97,7 +107,7 @@ impl Trainer {
         }
     }
 
-    pub fn network(&self) -> &Network {
+    pub fn network(&self) -> &FloatNetwork {
         &self.network
     }
 
@@ -143,7 +153,7 @@ impl Trainer {
             }
         }
         self.adam
-            .step(&mut self.network.params, gradient, learning_rate, threads);
+            .step(self.network.params_mut(), gradient, learning_rate, threads);
         errors
     }
 
@@ -154,10 +164,10 @@ impl Trainer {
         }
         let net = &self.network;
         let part_loss = |part: &[Record]| -> f64 {
-            let mut scratch = Scratch::new(net.hidden);
+            let mut scratch = Scratch::new(net.hidden_size());
             part.iter()
-                .filter_map(|r| TrainingSample::from_record(r, wdl, &net.kings))
-                .map(|s| f64::from(net.squared_error(&s, &mut scratch)))
+                .filter_map(|r| TrainingSample::from_record(r, wdl, net.king_buckets()))
+                .map(|s| f64::from(gradient::squared_error(net, &s, &mut scratch)))
                 .sum()
         };
         let part = records.len().div_ceil(self.workers.len());
@@ -173,6 +183,28 @@ impl Trainer {
         });
         total / records.len() as f64
     }
+}
+
+/// The network a fresh run starts from: weights uniform in +-1/sqrt(fan-in) of their
+/// layer, biases zero. The fan-in of a feature weight is taken as 768 whatever the king
+/// buckets: a perspective sees one king bucket's rows at a time.
+pub fn initial_network(
+    hidden: usize,
+    buckets: usize,
+    kings: KingBuckets,
+    rng: &mut impl Rng,
+) -> FloatNetwork {
+    let mut net = FloatNetwork::zeros(hidden, buckets, kings);
+    let feature_range = 1.0 / (FEATURES as f32).sqrt();
+    let output_range = 1.0 / ((2 * hidden) as f32).sqrt();
+    let tensors = net.tensors_mut();
+    for w in tensors.feature_weights {
+        *w = rng.random_range(-feature_range..feature_range);
+    }
+    for w in tensors.output_weights {
+        *w = rng.random_range(-output_range..output_range);
+    }
+    net
 }
 
 /// Everything `basalt train` is told on its command line.
@@ -287,19 +319,21 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
     let (mut trainer, first_epoch) = if settings.resume {
         let saved =
             checkpoint::load(&settings.checkpoint).map_err(|e| format!("cannot resume: {e}"))?;
-        if saved.network.hidden != settings.hidden {
+        if saved.network.hidden_size() != settings.hidden {
             return Err(format!(
                 "the checkpoint has --hidden {}, not {}",
-                saved.network.hidden, settings.hidden
+                saved.network.hidden_size(),
+                settings.hidden
             ));
         }
-        if saved.network.buckets != settings.output_buckets {
+        if saved.network.output_buckets() != settings.output_buckets {
             return Err(format!(
                 "the checkpoint has --output-buckets {}, not {}",
-                saved.network.buckets, settings.output_buckets
+                saved.network.output_buckets(),
+                settings.output_buckets
             ));
         }
-        if saved.network.kings != settings.king_buckets {
+        if *saved.network.king_buckets() != settings.king_buckets {
             return Err("the checkpoint has another --king-buckets layout".to_string());
         }
         if saved.seed != settings.seed {
@@ -319,21 +353,21 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             saved.epochs_done,
         )
     } else if let Some(init) = &settings.init {
-        let network = quantize::read(init)?;
-        if network.hidden != settings.hidden {
+        let network = net_file::read(init)?;
+        if network.hidden_size() != settings.hidden {
             return Err(format!(
                 "{} has {} hidden neurons, not --hidden {}",
                 init.display(),
-                network.hidden,
+                network.hidden_size(),
                 settings.hidden
             ));
         }
         let network = network
-            .with_buckets(settings.output_buckets)
+            .with_output_buckets(settings.output_buckets)
             .and_then(|network| network.with_king_buckets(settings.king_buckets))
             .map_err(|e| format!("{}: {e}", init.display()))?;
         log(&format!("starting from the weights of {}", init.display()));
-        let adam = Adam::new(network.params.len());
+        let adam = Adam::new(network.params().len());
         (Trainer::resume(network, adam, threads), 0)
     } else {
         let trainer = Trainer::new(
@@ -348,14 +382,14 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
     log(&format!(
         "network (768 x {} -> {h}) x 2 -> 1 ({}mirrored) with {} output buckets, {} \
          parameters; validation loss {}",
-        trainer.network.kings.count(),
-        if trainer.network.kings.mirrored() {
+        trainer.network.king_buckets().count(),
+        if trainer.network.king_buckets().mirrored() {
             ""
         } else {
             "not "
         },
-        trainer.network.buckets,
-        trainer.network.params.len(),
+        trainer.network.output_buckets(),
+        trainer.network.params().len(),
         format_loss(trainer.loss(&validation, settings.wdl)),
         h = settings.hidden
     ));
@@ -432,7 +466,7 @@ fn format_loss(loss: f64) -> String {
 }
 
 fn write_net(settings: &TrainSettings, trainer: &Trainer) -> Result<(), String> {
-    quantize::write(&settings.out, &trainer.network)
+    net_file::write(&settings.out, &trainer.network)
         .map_err(|e| format!("cannot write {}: {e}", settings.out.display()))
 }
 
@@ -446,6 +480,7 @@ fn epoch_seed(seed: u64, epoch: u32) -> u64 {
 mod tests {
     use super::data::synthetic::random_records;
     use super::*;
+    use crate::nnue::{Accumulator, EVAL_SCALE, QA, QB};
 
     #[test]
     fn learning_rate_drops_in_steps() {
@@ -704,5 +739,84 @@ mod tests {
         .unwrap_err();
         assert!(refused.contains("--king-buckets"), "{refused}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Trains a small net briefly, writes it, reads it back and compares the integer
+    /// forward pass with the float one. Against the float net on the quantization grid the
+    /// integer pass may only lose its truncations (<= 2 cp). Against the unrounded float
+    /// net the rounding of the weights adds more: an output weight moves by up to 1/128
+    /// (QB = 64), which over 2H neurons comes to a few cp on average and some tens at worst;
+    /// that is the format's resolution, not the writer's error.
+    #[test]
+    fn quantized_file_round_trips() {
+        for layout in ["none", "mirror", "m4"] {
+            round_trip(KingBuckets::named(layout).unwrap());
+        }
+    }
+
+    fn round_trip(kings: KingBuckets) {
+        let hidden = 32;
+        let records = random_records(3000, 11);
+        let mut trainer = Trainer::new(hidden, 2, kings, 1, 1);
+        let order: Vec<u32> = (0..records.len() as u32).collect();
+        for batch in order.chunks(256).cycle().take(40) {
+            trainer.train_batch(&records, batch, 0.01, 0.25);
+        }
+        let net = trainer.network().clone();
+
+        let path =
+            std::env::temp_dir().join(format!("basalt-quantize-{}.nnue", std::process::id()));
+        net_file::write(&path, &net).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(bytes, net.quantize().to_bytes());
+        // The engine's reader and integer forward pass.
+        let quantized = crate::nnue::Network::from_bytes(&bytes).expect("the engine reads it");
+        assert_eq!(quantized.hidden_size(), hidden);
+        assert_eq!(quantized.output_buckets(), 2);
+
+        let mut on_grid = net.clone();
+        let hq = kings.count() * FEATURES * hidden + hidden;
+        for (i, p) in on_grid.params_mut().iter_mut().enumerate() {
+            let scale = match i {
+                i if i < hq => QA,
+                i if i < hq + 2 * 2 * hidden => QB,
+                _ => QA * QB,
+            } as f32;
+            *p = (*p * scale).round() / scale;
+        }
+
+        let (mut worst_grid, mut worst_float, mut total_float) = (0, 0, 0);
+        let positions = random_records(200, 12);
+        for record in &positions {
+            let position = data::decode(record).unwrap();
+            let board = crate::offline::datagen::format::unpack(record)
+                .unwrap()
+                .board;
+            let accumulator = Accumulator::from_board(&quantized, &board);
+            let pieces = board.occupied().count();
+            let integer = i64::from(quantized.output(&accumulator, position.turn, pieces));
+            let sample = TrainingSample::new(&position, 0.0, &kings);
+            let cp = |n: &FloatNetwork| {
+                let logit = gradient::logit(n, &sample, &mut Scratch::new(hidden));
+                (logit * EVAL_SCALE as f32).round() as i64
+            };
+            worst_grid = worst_grid.max((integer - cp(&on_grid)).abs());
+            worst_float = worst_float.max((integer - cp(&net)).abs());
+            total_float += (integer - cp(&net)).abs();
+        }
+        let mean_float = total_float as f64 / positions.len() as f64;
+        eprintln!(
+            "integer vs float: on the grid worst {worst_grid} cp; unrounded worst {worst_float} \
+             cp, mean {mean_float:.2} cp"
+        );
+        assert!(
+            worst_grid <= 2,
+            "integer vs float on the grid: {worst_grid} cp"
+        );
+        assert!(
+            worst_float <= 40 && mean_float <= 8.0,
+            "integer vs float: worst {worst_float} cp, mean {mean_float:.2} cp"
+        );
     }
 }
