@@ -68,7 +68,7 @@ pub struct SearchConfig {
     /// Staged move picker with counter-move, continuation and capture history; off, every
     /// node orders its full move list like the root does.
     pub staged_move_ordering: bool,
-    /// Off by default until it passes an SPRT (docs/strength.md).
+    /// Off by default until it passes an SPRT (docs/results.md).
     pub internal_iterative_reduction: bool,
     /// Singular extension with multi-cut: on, SPRT passed.
     pub singular_extension: bool,
@@ -84,7 +84,7 @@ pub struct SearchConfig {
     /// Shift the static eval by the pawn- and material-keyed correction history.
     pub correction_history: bool,
     /// A good capture that beats beta by a margin in a shallower search cuts the node.
-    /// Off until it passes an SPRT (docs/strength.md).
+    /// Off until it passes an SPRT (docs/results.md).
     pub probcut: bool,
     /// The adaptive soft limit: scale it by best-move stability, the best move's
     /// share of root nodes and score drops.

@@ -5,7 +5,8 @@
 //! than the best (a weak player often misses the best move but rarely blunders outright).
 //! The choice never takes a move more than `max_loss_cp` below the best, so a weakened
 //! Basalt plays plausible inferior moves instead of hanging pieces. The constants were set
-//! by matches against Stockfish's own `UCI_Elo`; the calibration is in `docs/strength.md`, "UCI_LimitStrength calibration".
+//! by matches against Stockfish's own `UCI_Elo`; the calibration is in `docs/strength.md`,
+//! "UCI_LimitStrength calibration".
 
 use rand::Rng;
 use shakmaty::Move;
