@@ -1,5 +1,5 @@
 //! Command line: no subcommand runs the UCI loop; `bench` and `perft` are the engine's own
-//! tools; `datagen`, `tune` and `train` run the offline tools (`basalt::offline`, whose
+//! tools; `datagen`, `convert-data`, `tune` and `train` run the offline tools (`basalt::offline`, whose
 //! `cli` module holds their flags).
 
 use std::process::ExitCode;
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use basalt::bench;
-use basalt::offline::cli::{DatagenArgs, TexelArgs, TrainArgs};
+use basalt::offline::cli::{ConvertArgs, DatagenArgs, TexelArgs, TrainArgs};
 use basalt::perft;
 use basalt::position::Position;
 
@@ -20,9 +20,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Tool {
-    /// Self-play games at a fixed node budget, written as NNUE training records
-    /// (docs/datagen.md). Appending to an existing file resumes the run.
+    /// Self-play games at a fixed node budget, written as NNUE training records or whole
+    /// games (docs/datagen.md). Appending to an existing file resumes the run.
     Datagen(DatagenArgs),
+    /// Converts 32-byte training records to a games file, or a games file to records.
+    ConvertData(ConvertArgs),
     /// Fixed-depth search over the built-in positions; last line `<nodes> nodes <nps> nps`.
     Bench {
         /// Search depth for every position.
@@ -57,7 +59,7 @@ enum Tool {
     },
     /// Texel-tune the evaluation weights on labelled positions (`FEN | result` lines).
     Tune(TexelArgs),
-    /// Train the NNUE on `basalt datagen` records (CPU); see docs/training.md.
+    /// Train the NNUE on `basalt datagen` records or games (CPU); see docs/training.md.
     Train(TrainArgs),
 }
 
@@ -93,6 +95,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Tool::Datagen(args)) => args.run(),
+        Some(Tool::ConvertData(args)) => args.run(),
         Some(Tool::Perft {
             depth,
             fen,

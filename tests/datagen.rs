@@ -1,11 +1,16 @@
 //! `basalt datagen` end to end: reproducible from its seed whatever the thread count,
-//! resumable to the same bytes, and every record a sane quiet position.
+//! resumable to the same bytes, and every record a sane quiet position; a games file
+//! (`--format games`) yields the records of the record format, record for record, and
+//! `basalt convert-data` converts between the two.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
+use std::process::Output;
+
 use basalt::offline::datagen::format::{unpack, RECORD_BYTES};
+use basalt::offline::datagen::games::{self, Selection};
 use shakmaty::{CastlingMode, Color, FromSetup, Position, Setup};
 
 fn scratch(name: &str) -> PathBuf {
@@ -18,21 +23,64 @@ fn scratch(name: &str) -> PathBuf {
     path
 }
 
-fn datagen(out: &Path, games: u64, threads: usize) {
-    let status = common::basalt()
+/// Runs datagen with the tests' settings and `flags`.
+fn run_datagen(out: &Path, flags: &[&str]) -> Output {
+    common::basalt()
         .args(["datagen", "--out"])
         .arg(out)
-        .args(["--games", &games.to_string()])
-        .args(["--threads", &threads.to_string()])
+        .args(flags)
         .args(["--nodes", "800", "--seed", "7", "--book"])
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/eval_book_8moves_v3.epd"))
         .output()
-        .expect("datagen runs");
+        .expect("datagen runs")
+}
+
+fn succeeded(output: Output) -> Output {
     assert!(
-        status.status.success(),
+        output.status.success(),
         "{}",
-        String::from_utf8_lossy(&status.stderr)
+        String::from_utf8_lossy(&output.stderr)
     );
+    output
+}
+
+fn datagen(out: &Path, games: u64, threads: usize) {
+    datagen_format(out, "records", games, threads);
+}
+
+fn datagen_format(out: &Path, format: &str, games: u64, threads: usize) {
+    let (games, threads) = (games.to_string(), threads.to_string());
+    let flags = ["--format", format, "--games", &games, "--threads", &threads];
+    succeeded(run_datagen(out, &flags));
+}
+
+fn progress(out: &Path) -> String {
+    std::fs::read_to_string(format!("{}.progress", out.display()))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// The records a games file yields under `selection`, concatenated.
+fn records_of(games_file: &[u8], selection: Selection) -> Vec<u8> {
+    games::read(games_file)
+        .flat_map(|game| game.expect("whole games").1.records(selection))
+        .flatten()
+        .collect()
+}
+
+fn convert(input: &Path, out: &Path) -> String {
+    let _ = std::fs::remove_file(out);
+    let output = succeeded(
+        common::basalt()
+            .args(["convert-data", "--in"])
+            .arg(input)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .expect("convert-data runs"),
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]
@@ -83,4 +131,86 @@ fn records_are_quiet_legal_positions() {
         assert!(!pos.legal_moves().is_empty());
     }
     assert!(results.iter().sum::<i32>() > 0);
+}
+
+#[test]
+fn games_file_yields_the_records_and_resumes_after_a_cut() {
+    let records = scratch("games_records.bin");
+    let one = scratch("games_one.bin");
+    let two = scratch("games_two.bin");
+    let cut = scratch("games_cut.bin");
+    datagen(&records, 6, 1);
+    datagen_format(&one, "games", 6, 1);
+    let record_bytes = std::fs::read(&records).unwrap();
+    let game_bytes = std::fs::read(&one).unwrap();
+    let record_count = record_bytes.len() / RECORD_BYTES;
+    assert!(record_count > 0);
+
+    // The positions the games file yields are the records, byte for byte.
+    assert_eq!(records_of(&game_bytes, Selection::Quiet), record_bytes);
+    assert_eq!(
+        progress(&one),
+        format!("games 6 records {record_count} bytes {}", game_bytes.len())
+    );
+    let all = records_of(&game_bytes, Selection::All).len() / RECORD_BYTES;
+    assert!(all > record_count, "{all} searched positions");
+    assert!(
+        game_bytes.len() < 6 * record_count,
+        "{} bytes for {record_count} positions",
+        game_bytes.len()
+    );
+
+    // The same file with two threads, and after a half-written game was cut off.
+    datagen_format(&two, "games", 6, 2);
+    assert_eq!(std::fs::read(&two).unwrap(), game_bytes, "1 vs 2 threads");
+    datagen_format(&cut, "games", 2, 1);
+    let two_games = std::fs::read(&cut).unwrap();
+    let fourth_game_start = games::read(&game_bytes)
+        .nth(3)
+        .map(|g| g.unwrap().0)
+        .unwrap();
+    let mut half_written = two_games.clone();
+    half_written.extend_from_slice(&game_bytes[two_games.len()..fourth_game_start - 7]);
+    std::fs::write(&cut, &half_written).unwrap();
+    assert!(games::read(&half_written).last().unwrap().is_err());
+    datagen_format(&cut, "games", 6, 1);
+    assert_eq!(
+        std::fs::read(&cut).unwrap(),
+        game_bytes,
+        "resumed after a cut"
+    );
+
+    // convert-data: games to records gives the record file; records to games and back too.
+    let converted = scratch("games_converted.bin");
+    convert(&one, &converted);
+    assert_eq!(std::fs::read(&converted).unwrap(), record_bytes);
+    let as_games = scratch("games_of_records.bin");
+    let report = convert(&records, &as_games);
+    assert!(report.contains("records to games"), "{report}");
+    let back = scratch("games_back.bin");
+    convert(&as_games, &back);
+    assert_eq!(std::fs::read(&back).unwrap(), record_bytes);
+
+    // A file is resumed only in its own format.
+    let wrong = run_datagen(&one, &["--games", "7"]);
+    assert!(!wrong.status.success());
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("--format games"));
+    let wrong = run_datagen(&records, &["--games", "7", "--format", "games"]);
+    assert!(!wrong.status.success());
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("--format records"));
+}
+
+#[test]
+fn positions_target_stops_both_formats_at_the_same_game() {
+    let records = scratch("positions_records.bin");
+    let games_file = scratch("positions_games.bin");
+    succeeded(run_datagen(&records, &["--positions", "100"]));
+    succeeded(run_datagen(
+        &games_file,
+        &["--positions", "100", "--format", "games", "--threads", "2"],
+    ));
+    let record_bytes = std::fs::read(&records).unwrap();
+    assert!(record_bytes.len() >= 100 * RECORD_BYTES);
+    let game_bytes = std::fs::read(&games_file).unwrap();
+    assert_eq!(records_of(&game_bytes, Selection::Quiet), record_bytes);
 }

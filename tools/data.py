@@ -67,15 +67,18 @@ def write_manifest(rows):
 
 
 def progress(path):
-    """(games, records) from the file's .progress, or None."""
+    """(games, records, bytes) from the file's .progress, or None. A record file's progress
+    is `games G records R` (32 R bytes); a games file's (`--format games`) adds `bytes B`."""
     try:
         with open(path + ".progress", encoding="utf-8") as f:
             words = f.read().split()
     except FileNotFoundError:
         return None
-    if len(words) != 4 or words[0] != "games" or words[2] != "records":
-        sys.exit(f"{path}.progress: unreadable")
-    return int(words[1]), int(words[3])
+    if words[0::2] == ["games", "records"]:
+        return int(words[1]), int(words[3]), int(words[3]) * RECORD_BYTES
+    if words[0::2] == ["games", "records", "bytes"]:
+        return int(words[1]), int(words[3]), int(words[5])
+    sys.exit(f"{path}.progress: unreadable")
 
 
 def sha256_of(path, length):
@@ -137,8 +140,7 @@ def record(args):
     done = progress(path)
     if done is None:
         sys.exit(f"{path}.progress not found")
-    games, records = done
-    size = records * RECORD_BYTES
+    games, records, size = done
     row = {
         "file": name,
         "commit": commit,

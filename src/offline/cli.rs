@@ -1,22 +1,35 @@
-//! The command lines of `basalt datagen`, `basalt tune` and `basalt train` (clap argument
-//! structs, one per subcommand of the binary's `Tool`) and what each runs.
+//! The command lines of `basalt datagen`, `basalt convert-data`, `basalt tune` and
+//! `basalt train` (clap argument structs, one per subcommand of the binary's `Tool`) and
+//! what each runs.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use crate::nnue::{KingBuckets, KING_BUCKET_LAYOUTS};
 use crate::offline::{datagen, texel, train};
 
+/// `--format` of `basalt datagen`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum FormatArg {
+    /// 32-byte records of the quiet positions.
+    Records,
+    /// Whole games, about 5 bytes a quiet position (`basalt train` reads both).
+    Games,
+}
+
 /// `basalt datagen`.
 #[derive(Args)]
 pub struct DatagenArgs {
-    /// Output file (records); `<out>.progress` beside it tracks the run.
+    /// Output file; `<out>.progress` beside it tracks the run.
     #[arg(long)]
     pub out: PathBuf,
+    /// What the file holds; a resumed run must give the file's format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Records)]
+    pub format: FormatArg,
     /// Stop when the file holds this many games.
     #[arg(long)]
     pub games: Option<u64>,
@@ -86,12 +99,66 @@ impl DatagenArgs {
             nodes: self.nodes.max(1),
             book,
             random_plies: (self.random_plies_min, self.random_plies_max),
+            format: match self.format {
+                FormatArg::Records => datagen::Format::Records,
+                FormatArg::Games => datagen::Format::Games,
+            },
             verbose: true,
         };
         match datagen::run(&config) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("datagen: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+/// `basalt convert-data`.
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// A file of 32-byte records or a games file (told apart by the games file's magic).
+    #[arg(long = "in")]
+    pub input: PathBuf,
+    /// The converted file (games from records, records from games); must not exist.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// From a games file: every searched position, not only the quiet ones the record
+    /// format keeps.
+    #[arg(long)]
+    pub all: bool,
+}
+
+impl ConvertArgs {
+    pub fn run(self) -> ExitCode {
+        let selection = if self.all {
+            datagen::games::Selection::All
+        } else {
+            datagen::games::Selection::Quiet
+        };
+        match datagen::convert::convert(&self.input, &self.out, selection) {
+            Ok(c) => {
+                let (games_bytes, what) = if c.to_games {
+                    (c.bytes_out, "records to games")
+                } else {
+                    (c.bytes_in, "games to records")
+                };
+                println!(
+                    "convert-data: {what}: {} games, {} plies, {} records; {} bytes in, {} \
+                     out; the games file: {:.2} bytes a record, {:.2} a ply",
+                    c.games,
+                    c.plies,
+                    c.records,
+                    c.bytes_in,
+                    c.bytes_out,
+                    games_bytes as f64 / c.records.max(1) as f64,
+                    games_bytes as f64 / c.plies.max(1) as f64
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("convert-data: {e}");
                 ExitCode::FAILURE
             }
         }
@@ -240,8 +307,8 @@ fn run_tune(
 /// `basalt train`.
 #[derive(Args)]
 pub struct TrainArgs {
-    /// Record files (32 bytes a record): several after one flag, the flag repeated, or
-    /// comma-separated.
+    /// Record files (32 bytes a record) or games files (`datagen --format games`, their
+    /// quiet positions): several after one flag, the flag repeated, or comma-separated.
     #[arg(long, required = true, num_args = 1.., value_delimiter = ',')]
     pub data: Vec<PathBuf>,
     /// Quantized net, rewritten after every epoch, e.g. nets/first.nnue.

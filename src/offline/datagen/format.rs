@@ -60,7 +60,8 @@ pub struct TrainingPosition {
     pub fullmoves: u16,
 }
 
-fn nibble(piece: Piece) -> u8 {
+/// The nibble that stands for `piece`: `colour * 8 + role`.
+pub fn nibble(piece: Piece) -> u8 {
     (piece.color.is_black() as u8) * 8 + (piece.role as u8 - 1)
 }
 

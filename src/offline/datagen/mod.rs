@@ -1,5 +1,6 @@
-//! `basalt datagen`: self-play games at a fixed node budget, written as training records
-//! (`format.rs`) for the NNUE trainer.
+//! `basalt datagen`: self-play games at a fixed node budget, written for the NNUE trainer
+//! as 32-byte training records of their quiet positions (`format.rs`), or whole, as games
+//! (`games.rs`) from which the reader picks the same positions.
 //!
 //! Game `g` of a run is played from an opening drawn by a generator seeded with
 //! `(seed, g)`, with a fresh table and fresh histories, so it is the same game whatever
@@ -7,11 +8,13 @@
 //! reproducible from its seed, and resuming an interrupted run (the progress file says how
 //! many games and records are complete) gives the same file as an uninterrupted one.
 
+pub mod convert;
 pub mod format;
+pub mod games;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -27,6 +30,17 @@ use crate::score::MATE_BOUND;
 use crate::search::{Control, Limits, Searcher};
 use crate::tt::TranspositionTable;
 use format::{pack, GameResult, RECORD_BYTES};
+use games::{Ply, FILE_HEADER_BYTES};
+
+/// What `basalt datagen` writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// 32-byte records of the quiet positions (`format.rs`).
+    #[default]
+    Records,
+    /// Whole games (`games.rs`).
+    Games,
+}
 
 /// Settings of a run (the command-line flags).
 #[derive(Clone, Debug)]
@@ -42,6 +56,7 @@ pub struct Config {
     /// FENs to start from (empty: the start position).
     pub book: Vec<String>,
     pub random_plies: (u32, u32),
+    pub format: Format,
     /// Print progress to stderr.
     pub verbose: bool,
 }
@@ -66,13 +81,18 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
     pub games: u64,
+    /// Quiet positions: the records of the record format, the positions a games file yields
+    /// (`games::Selection::Quiet`).
     pub records: u64,
+    /// The file's complete bytes.
+    pub bytes: u64,
 }
 
-/// One finished game: its records and result.
-struct Game {
+/// One finished game: its bytes in the run's format, its quiet positions and its result.
+struct FinishedGame {
     number: u64,
-    records: Vec<u8>,
+    bytes: Vec<u8>,
+    positions: u64,
     result: GameResult,
     plies: u32,
 }
@@ -95,39 +115,90 @@ fn progress_path(out: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn read_progress(out: &Path) -> io::Result<Totals> {
+/// `games G records R` (the record format, whose bytes are 32 R) or
+/// `games G records R bytes B` (a games file).
+fn read_progress(out: &Path, format: Format) -> io::Result<Totals> {
     let text = fs::read_to_string(progress_path(out))?;
     let words: Vec<&str> = text.split_whitespace().collect();
-    match words.as_slice() {
-        ["games", g, "records", r] => match (g.parse(), r.parse()) {
-            (Ok(games), Ok(records)) => Ok(Totals { games, records }),
-            _ => Err(bad_progress()),
-        },
+    let number = |word: &str| word.parse::<u64>().map_err(|_| bad_progress());
+    match (format, words.as_slice()) {
+        (Format::Records, ["games", g, "records", r]) => Ok(Totals {
+            games: number(g)?,
+            records: number(r)?,
+            bytes: number(r)? * RECORD_BYTES as u64,
+        }),
+        (Format::Games, ["games", g, "records", r, "bytes", b]) => Ok(Totals {
+            games: number(g)?,
+            records: number(r)?,
+            bytes: number(b)?,
+        }),
         _ => Err(bad_progress()),
     }
 }
 
 fn bad_progress() -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, "unreadable progress file")
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "unreadable progress file (a record file's reads `games G records R`, a games \
+         file's `games G records R bytes B`)",
+    )
 }
 
 /// Written beside the data after each game, through a rename so that it is never half-written.
-fn write_progress(out: &Path, totals: Totals) -> io::Result<()> {
+fn write_progress(out: &Path, totals: Totals, format: Format) -> io::Result<()> {
     let path = progress_path(out);
     let mut tmp = path.clone().into_os_string();
     tmp.push(".tmp");
-    fs::write(
-        &tmp,
-        format!("games {} records {}\n", totals.games, totals.records),
-    )?;
+    let mut text = format!("games {} records {}", totals.games, totals.records);
+    if format == Format::Games {
+        text += &format!(" bytes {}", totals.bytes);
+    }
+    fs::write(&tmp, text + "\n")?;
     fs::rename(&tmp, &path)
 }
 
+fn invalid_data(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
 /// Opens the output for appending, after the games the progress file counts; a half-written
-/// game beyond them is cut off.
-fn open_output(out: &Path) -> io::Result<(File, Totals)> {
-    let totals = if out.exists() && fs::metadata(out)?.len() > 0 {
-        read_progress(out).map_err(|e| {
+/// game beyond them is cut off. A new games file gets its header.
+fn open_output(out: &Path, format: Format) -> io::Result<(File, Totals)> {
+    let length = if out.exists() {
+        fs::metadata(out)?.len()
+    } else {
+        0
+    };
+    let mut head = Vec::new();
+    if length > 0 {
+        File::open(out)?
+            .take(FILE_HEADER_BYTES as u64)
+            .read_to_end(&mut head)?;
+    }
+    let header = games::file_header();
+    // A games file cut inside its header holds no game yet: it is started again.
+    let empty = length == 0
+        || (format == Format::Games
+            && length <= FILE_HEADER_BYTES as u64
+            && header.starts_with(&head));
+    match format {
+        Format::Records if games::is_games_file(&head) => {
+            return Err(invalid_data(format!(
+                "{} is a games file: resume it with --format games",
+                out.display()
+            )))
+        }
+        Format::Games if !empty && !head.starts_with(&header) => {
+            return Err(invalid_data(format!(
+                "{} does not start with the games header of this version (records? resume \
+                 them with --format records)",
+                out.display()
+            )))
+        }
+        _ => {}
+    }
+    let mut totals = if !empty {
+        read_progress(out, format).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!(
@@ -140,27 +211,30 @@ fn open_output(out: &Path) -> io::Result<(File, Totals)> {
     } else {
         Totals::default()
     };
-    let file = OpenOptions::new().create(true).append(true).open(out)?;
-    let complete = totals.records * RECORD_BYTES as u64;
-    if file.metadata()?.len() < complete {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{} is shorter than its progress file says", out.display()),
-        ));
+    let mut file = OpenOptions::new().create(true).append(true).open(out)?;
+    if file.metadata()?.len() < totals.bytes {
+        return Err(invalid_data(format!(
+            "{} is shorter than its progress file says",
+            out.display()
+        )));
     }
-    file.set_len(complete)?;
+    file.set_len(totals.bytes)?;
+    if format == Format::Games && empty {
+        file.write_all(&header)?;
+        totals.bytes = header.len() as u64;
+    }
     Ok((file, totals))
 }
 
 /// Runs datagen to the target; returns the totals in the file.
 pub fn run(config: &Config) -> io::Result<Totals> {
-    let (mut file, mut totals) = open_output(&config.out)?;
+    let (mut file, mut totals) = open_output(&config.out, config.format)?;
     if reached(config, totals) {
         return Ok(totals);
     }
     let next_game = Arc::new(AtomicU64::new(totals.games));
     let stop = Arc::new(AtomicBool::new(false));
-    let (sender, finished) = crossbeam_channel::unbounded::<Game>();
+    let (sender, finished) = crossbeam_channel::unbounded::<FinishedGame>();
     let workers: Vec<_> = (0..config.threads.max(1))
         .map(|_| {
             let (config, next_game, stop, sender) = (
@@ -184,15 +258,16 @@ pub fn run(config: &Config) -> io::Result<Totals> {
     'receive: for game in finished.iter() {
         waiting.insert(game.number, game);
         while let Some(game) = waiting.remove(&totals.games) {
-            file.write_all(&game.records)?;
+            file.write_all(&game.bytes)?;
             file.flush()?;
             totals.games += 1;
-            totals.records += (game.records.len() / RECORD_BYTES) as u64;
-            write_progress(&config.out, totals)?;
+            totals.records += game.positions;
+            totals.bytes += game.bytes.len() as u64;
+            write_progress(&config.out, totals, config.format)?;
             stats.add(&game);
             if config.verbose && last_report.elapsed() >= PROGRESS_EVERY {
                 last_report = Instant::now();
-                eprintln!("{}", stats.line(totals, start.elapsed()));
+                eprintln!("{}", stats.line(totals, config.format, start.elapsed()));
             }
             if reached(config, totals) {
                 break 'receive;
@@ -204,7 +279,7 @@ pub fn run(config: &Config) -> io::Result<Totals> {
         let _ = worker.join();
     }
     if config.verbose {
-        eprintln!("{}", stats.line(totals, start.elapsed()));
+        eprintln!("{}", stats.line(totals, config.format, start.elapsed()));
     }
     Ok(totals)
 }
@@ -219,7 +294,7 @@ fn play_games(
     config: &Config,
     next_game: &AtomicU64,
     stop: &AtomicBool,
-    sender: &crossbeam_channel::Sender<Game>,
+    sender: &crossbeam_channel::Sender<FinishedGame>,
 ) {
     let tt = Arc::new(TranspositionTable::new(GAME_HASH_MB));
     let mut searcher = Searcher::new(tt.clone(), Arc::new(Control::default()));
@@ -297,17 +372,20 @@ fn opening(
     }
 }
 
-/// Plays game `number` to its end and returns its quiet positions.
+/// Plays game `number` to its end and returns it in the run's format.
 fn play_game(
     config: &Config,
     number: u64,
     tt: &TranspositionTable,
     searcher: &mut Searcher,
-) -> Game {
+) -> FinishedGame {
     let mut rng = game_rng(config.seed, number);
     let mut pos = opening(config, &mut rng, tt, searcher);
     tt.clear();
     searcher.clear();
+    let start = pos.board().clone();
+    // Every search (a games file keeps them all), and the quiet positions (the records).
+    let mut searches: Vec<Ply> = Vec::new();
     let mut positions: Vec<(shakmaty::Chess, i16)> = Vec::new();
     let (mut winning_plies, mut drawn_plies, mut plies) = (0u32, 0u32, 0u32);
     let mut last_sign = 0;
@@ -330,13 +408,19 @@ fn play_game(
         let Some(best) = best else {
             break GameResult::Draw;
         };
+        let white_score = if turn == Color::White { score } else { -score };
+        // Mate scores fit: MATE is 32,000.
+        let stored_score = white_score.clamp(-32000, 32000) as i16;
+        searches.push(Ply {
+            best: Some(best),
+            score: stored_score,
+        });
         if score.abs() > MATE_BOUND {
             break GameResult::win_for(if score > 0 { turn } else { !turn });
         }
-        let white_score = if turn == Color::White { score } else { -score };
         let quiet = !pos.in_check() && !best.is_capture() && !best.is_promotion();
         if quiet {
-            positions.push((pos.board().clone(), white_score.clamp(-32000, 32000) as i16));
+            positions.push((pos.board().clone(), stored_score));
         }
         // Adjudication: a side clearly winning for several plies, or a dead-even ending.
         let sign = white_score.signum();
@@ -364,13 +448,29 @@ fn play_game(
         pos.make_move(best);
         plies += 1;
     };
-    let mut records = Vec::with_capacity(positions.len() * RECORD_BYTES);
-    for (board, score) in &positions {
-        records.extend_from_slice(&pack(board, *score, result));
-    }
-    Game {
+    let bytes = match config.format {
+        Format::Records => {
+            let mut records = Vec::with_capacity(positions.len() * RECORD_BYTES);
+            for (board, score) in &positions {
+                records.extend_from_slice(&pack(board, *score, result));
+            }
+            records
+        }
+        Format::Games => {
+            let mut bytes = Vec::new();
+            games::Game {
+                start,
+                plies: searches,
+                result,
+            }
+            .encode(&mut bytes);
+            bytes
+        }
+    };
+    FinishedGame {
         number,
-        records,
+        bytes,
+        positions: positions.len() as u64,
         result,
         plies,
     }
@@ -387,9 +487,9 @@ struct RunStats {
 }
 
 impl RunStats {
-    fn add(&mut self, game: &Game) {
+    fn add(&mut self, game: &FinishedGame) {
         self.games += 1;
-        self.records += (game.records.len() / RECORD_BYTES) as u64;
+        self.records += game.positions;
         self.plies += u64::from(game.plies);
         self.results[match game.result {
             GameResult::WhiteWin => 0,
@@ -398,11 +498,18 @@ impl RunStats {
         }] += 1;
     }
 
-    fn line(&self, totals: Totals, elapsed: Duration) -> String {
+    fn line(&self, totals: Totals, format: Format, elapsed: Duration) -> String {
         let secs = elapsed.as_secs_f64().max(1e-3);
+        let size = match format {
+            Format::Records => String::new(),
+            Format::Games => format!(
+                ", {:.2} bytes a position",
+                totals.bytes as f64 / totals.records.max(1) as f64
+            ),
+        };
         format!(
             "datagen: {} games ({} this run, +{}={}-{} for White), {} positions in the file \
-             ({} this run), {:.0} positions/s, {:.2} games/s, {:.0} plies a game",
+             ({} this run), {:.0} positions/s, {:.2} games/s, {:.0} plies a game{size}",
             totals.games,
             self.games,
             self.results[0],
@@ -414,5 +521,98 @@ impl RunStats {
             self.games as f64 / secs,
             self.plies as f64 / self.games.max(1) as f64
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("basalt-datagen-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let out = dir.join(name);
+        let _ = fs::remove_file(&out);
+        let _ = fs::remove_file(progress_path(&out));
+        out
+    }
+
+    fn open_games(out: &Path) -> io::Result<Totals> {
+        open_output(out, Format::Games).map(|(_, totals)| totals)
+    }
+
+    #[test]
+    fn a_games_file_resumes_after_its_complete_games() {
+        let header = games::file_header();
+        // New, empty, or stopped inside its header before the first game: started afresh.
+        for existing in [None, Some(&[][..]), Some(&header[..5]), Some(&header[..])] {
+            let out = scratch("fresh.bin");
+            if let Some(bytes) = existing {
+                fs::write(&out, bytes).unwrap();
+            }
+            let totals = open_games(&out).unwrap();
+            assert_eq!(
+                totals,
+                Totals {
+                    games: 0,
+                    records: 0,
+                    bytes: 12
+                }
+            );
+            assert_eq!(fs::read(&out).unwrap(), header);
+        }
+        // Two games' worth of bytes counted, a half-written third one beyond: cut off.
+        let out = scratch("resumed.bin");
+        let mut bytes = header.to_vec();
+        bytes.extend_from_slice(&[7; 100]);
+        fs::write(&out, &bytes).unwrap();
+        let counted = Totals {
+            games: 2,
+            records: 9,
+            bytes: 80,
+        };
+        write_progress(&out, counted, Format::Games).unwrap();
+        assert_eq!(
+            fs::read_to_string(progress_path(&out)).unwrap(),
+            "games 2 records 9 bytes 80\n"
+        );
+        assert_eq!(open_games(&out).unwrap(), counted);
+        assert_eq!(fs::read(&out).unwrap(), bytes[..80]);
+        // Shorter than counted: refused, and left alone.
+        write_progress(
+            &out,
+            Totals {
+                bytes: 81,
+                ..counted
+            },
+            Format::Games,
+        )
+        .unwrap();
+        let error = open_games(&out).unwrap_err().to_string();
+        assert!(error.contains("shorter than its progress file"), "{error}");
+        assert_eq!(fs::read(&out).unwrap().len(), 80);
+        // A record file's progress, or none, is not a games file's.
+        write_progress(&out, counted, Format::Records).unwrap();
+        assert!(open_games(&out).is_err());
+        fs::remove_file(progress_path(&out)).unwrap();
+        assert!(open_games(&out).is_err());
+        assert_eq!(fs::read(&out).unwrap().len(), 80);
+        // Records are not resumed as games, nor games as records.
+        let records = scratch("records.bin");
+        fs::write(&records, [0u8; 64]).unwrap();
+        write_progress(
+            &records,
+            Totals {
+                games: 1,
+                records: 2,
+                bytes: 64,
+            },
+            Format::Records,
+        )
+        .unwrap();
+        assert!(open_games(&records).is_err());
+        assert!(open_output(&out, Format::Records).is_err());
+        assert_eq!(open_output(&records, Format::Records).unwrap().1.records, 2);
+        fs::remove_dir_all(out.parent().unwrap()).unwrap();
     }
 }

@@ -1,7 +1,9 @@
 //! Training records: loading them raw, decoding one, and turning it into network inputs.
 //!
 //! A record is the 32-byte layout `basalt datagen` writes (`crate::offline::datagen::format`, described
-//! in docs/datagen.md); files are plain concatenations of records.
+//! in docs/datagen.md); a record file is a plain concatenation of records. A games file
+//! (`crate::offline::datagen::games`, told apart by its magic) is loaded as the records of
+//! its quiet positions, the ones the record format would hold.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -11,6 +13,7 @@ use shakmaty::{Color, Piece, Square};
 
 use crate::nnue::{KingBuckets, EVAL_SCALE};
 use crate::offline::datagen::format::{self, GameResult};
+use crate::offline::datagen::games::{self, Selection};
 
 pub const RECORD_SIZE: usize = format::RECORD_BYTES;
 pub type Record = [u8; RECORD_SIZE];
@@ -101,7 +104,18 @@ pub struct LoadedRecords {
     pub mate_scores: usize,
 }
 
-/// Reads whole files of records into memory, keeping only those the trainer will use.
+impl LoadedRecords {
+    fn add(&mut self, record: Record) {
+        match decode(&record) {
+            Err(_) => self.invalid += 1,
+            Ok(p) if i32::from(p.score).abs() >= MATE_SCORE_CUTOFF => self.mate_scores += 1,
+            Ok(_) => self.records.push(record),
+        }
+    }
+}
+
+/// Reads whole record or games files into memory, keeping only the records the trainer
+/// will use.
 pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
     let mut loaded = LoadedRecords {
         records: Vec::new(),
@@ -111,7 +125,18 @@ pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
     for path in paths {
         let path = path.as_ref();
         let mut bytes = Vec::new();
-        File::open(path)?.read_to_end(&mut bytes)?;
+        File::open(path)
+            .and_then(|mut file| file.read_to_end(&mut bytes))
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        if games::is_games_file(&bytes) {
+            for game in games::read(&bytes) {
+                let (_, game) = game.map_err(|damage| damage.in_file(path))?;
+                for record in game.records(Selection::Quiet) {
+                    loaded.add(record);
+                }
+            }
+            continue;
+        }
         if bytes.len() % RECORD_SIZE != 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -124,12 +149,7 @@ pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
         }
         loaded.records.reserve(bytes.len() / RECORD_SIZE);
         for chunk in bytes.chunks_exact(RECORD_SIZE) {
-            let record: Record = chunk.try_into().expect("chunks_exact");
-            match decode(&record) {
-                Err(_) => loaded.invalid += 1,
-                Ok(p) if i32::from(p.score).abs() >= MATE_SCORE_CUTOFF => loaded.mate_scores += 1,
-                Ok(_) => loaded.records.push(record),
-            }
+            loaded.add(chunk.try_into().expect("chunks_exact"));
         }
     }
     Ok(loaded)
@@ -379,6 +399,39 @@ mod tests {
         let (path, count) = spec.rsplit_once(':').expect("PATH:COUNT");
         let records = random_records(count.parse().expect("COUNT"), 1);
         std::fs::write(path, records.concat()).unwrap();
+    }
+
+    #[test]
+    fn games_files_load_as_their_records() {
+        let dir = std::env::temp_dir().join(format!("basalt-train-games-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let records = random_records(300, 4);
+        let mut games_file = games::file_header().to_vec();
+        for record in &records {
+            games::Game::of_record(record)
+                .unwrap()
+                .encode(&mut games_file);
+        }
+        let (as_records, as_games) = (dir.join("records.bin"), dir.join("games.bin"));
+        std::fs::write(&as_records, records.concat()).unwrap();
+        std::fs::write(&as_games, &games_file).unwrap();
+        let from_records = load(&[&as_records]).unwrap();
+        let from_games = load(&[&as_games]).unwrap();
+        assert_eq!(from_games.records, from_records.records);
+        assert_eq!(from_games.mate_scores, from_records.mate_scores);
+        // Both kinds in one run, in the order given.
+        let both = load(&[&as_games, &as_records]).unwrap();
+        assert_eq!(both.records.len(), 2 * from_records.records.len());
+        // A damaged games file names itself and the byte.
+        let last = games_file.len() - 1;
+        games_file[last] ^= 1;
+        std::fs::write(&as_games, &games_file).unwrap();
+        let message = load(&[&as_games]).err().unwrap().to_string();
+        assert!(
+            message.contains("games.bin: byte") && message.contains("checksum"),
+            "{message}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
