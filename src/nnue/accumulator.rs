@@ -2,21 +2,24 @@
 //! updated from the parent board's accumulators by the pieces that changed, and the
 //! per-ply stack the search keeps them in.
 //!
-//! The add/subtract loops run over whole i16 rows with no early exit and no bounds check
-//! inside, so the compiler turns each into packed 16-bit additions (SSE2 `paddw`/`psubw`,
-//! 8 lanes; with AVX2, 16). i16 arithmetic wraps: intermediate sums may leave the i16
-//! range, but the final value of a legal position never does (see `MAX_FEATURE_BIAS`), and
-//! wrapping arithmetic is exact modulo 2^16, so the result is the true sum.
+//! The rows are added and subtracted by the kernels of `simd.rs`: packed 16-bit additions,
+//! 8 lanes at a time with SSE2, 16 with AVX2 where the CPU has it. i16 arithmetic wraps:
+//! intermediate sums may leave the i16 range, but the final value of a legal position never
+//! does (see `MAX_FEATURE_BIAS`), and wrapping arithmetic is exact modulo 2^16, so the
+//! result is the true sum.
 
 use shakmaty::{Board, ByColor, Color, Piece, Position as _, Role, Square};
 
+#[cfg(target_arch = "x86_64")]
+use super::simd::Avx2;
+use super::simd::{Block, Kernels, Portable, Simd};
 use super::{Network, HIDDEN_STEP};
 use crate::position::Position;
 
-/// The first layer's output for both perspectives of one board: H values each.
+/// The first layer's output for both perspectives of one board: H values each, in blocks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Accumulator {
-    values: ByColor<Box<[i16]>>,
+    values: ByColor<Box<[Block]>>,
 }
 
 /// Pieces that appear or disappear between two consecutive boards: at most two of each
@@ -81,57 +84,10 @@ impl PieceChanges {
     }
 }
 
-/// `out = parent + Σ adds - Σ subs`, lane by lane in one pass. Every row is cut to
-/// `out.len()` first so the loop body has no bounds checks and vectorizes.
-#[inline(always)]
-fn add_sub_rows<const ADDS: usize, const SUBS: usize>(
-    out: &mut [i16],
-    parent: &[i16],
-    adds: [&[i16]; ADDS],
-    subs: [&[i16]; SUBS],
-) {
-    let n = out.len();
-    debug_assert_eq!(n % HIDDEN_STEP, 0);
-    let parent = &parent[..n];
-    let adds = adds.map(|row| &row[..n]);
-    let subs = subs.map(|row| &row[..n]);
-    // Fixed-size chunks (the hidden size is a multiple of HIDDEN_STEP): whole vector
-    // registers without a scalar tail.
-    for start in (0..n).step_by(HIDDEN_STEP) {
-        let chunk = start..start + HIDDEN_STEP;
-        let mut values: [i16; HIDDEN_STEP] = parent[chunk.clone()].try_into().unwrap();
-        for row in &adds {
-            let row: &[i16; HIDDEN_STEP] = row[chunk.clone()].try_into().unwrap();
-            for (value, weight) in values.iter_mut().zip(row) {
-                *value = value.wrapping_add(*weight);
-            }
-        }
-        for row in &subs {
-            let row: &[i16; HIDDEN_STEP] = row[chunk.clone()].try_into().unwrap();
-            for (value, weight) in values.iter_mut().zip(row) {
-                *value = value.wrapping_sub(*weight);
-            }
-        }
-        out[chunk].copy_from_slice(&values);
-    }
-}
-
-fn add_row(values: &mut [i16], row: &[i16]) {
-    for (value, weight) in values.iter_mut().zip(row) {
-        *value = value.wrapping_add(*weight);
-    }
-}
-
-fn sub_row(values: &mut [i16], row: &[i16]) {
-    for (value, weight) in values.iter_mut().zip(row) {
-        *value = value.wrapping_sub(*weight);
-    }
-}
-
 impl Accumulator {
     /// An accumulator of the right size for `network`, holding zeros (no board yet).
     pub fn zeroed(network: &Network) -> Accumulator {
-        let zeros = vec![0; network.hidden_size()].into_boxed_slice();
+        let zeros = vec![Block::default(); network.hidden_size() / HIDDEN_STEP].into_boxed_slice();
         Accumulator {
             values: ByColor {
                 white: zeros.clone(),
@@ -146,27 +102,51 @@ impl Accumulator {
         accumulator
     }
 
-    /// The H values of `perspective`.
+    /// The H values of `perspective`, in blocks.
     #[inline]
-    pub fn values(&self, perspective: Color) -> &[i16] {
+    pub(super) fn values(&self, perspective: Color) -> &[Block] {
         &self.values[perspective]
     }
 
     /// Recomputes both perspectives from scratch: biases plus the rows of every piece.
     pub fn refresh(&mut self, network: &Network, board: &Board) {
+        match network.simd() {
+            Simd::Portable => self.refresh_with(Portable, network, board),
+            // SAFETY: an `Avx2` exists, so the CPU has AVX2, the one feature the callee needs.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2(avx2) => unsafe { self.refresh_avx2(avx2, network, board) },
+        }
+    }
+
+    /// The generic body compiled with AVX2 enabled, so the AVX2 kernels inline into it.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn refresh_avx2(&mut self, avx2: Avx2, network: &Network, board: &Board) {
+        self.refresh_with(avx2, network, board);
+    }
+
+    #[inline(always)]
+    fn refresh_with(&mut self, kernels: impl Kernels, network: &Network, board: &Board) {
         for perspective in Color::ALL {
-            self.refresh_perspective(network, board, perspective);
+            self.refresh_perspective(kernels, network, board, perspective);
         }
     }
 
     /// Recomputes one perspective from scratch.
-    fn refresh_perspective(&mut self, network: &Network, board: &Board, perspective: Color) {
-        debug_assert_eq!(self.values.white.len(), network.hidden_size());
+    #[inline(always)]
+    fn refresh_perspective(
+        &mut self,
+        kernels: impl Kernels,
+        network: &Network,
+        board: &Board,
+        perspective: Color,
+    ) {
+        debug_assert_eq!(self.values.white.len() * HIDDEN_STEP, network.hidden_size());
         let view = network.king_buckets().view_of(perspective, board);
         let values = &mut self.values[perspective];
         values.copy_from_slice(network.feature_biases());
         for (square, piece) in board {
-            add_row(values, network.feature_row(view.index(piece, square)));
+            kernels.add_sub_assign(values, [network.feature_row(view.index(piece, square))], []);
         }
     }
 
@@ -180,8 +160,43 @@ impl Accumulator {
         parent_board: &Board,
         child_board: &Board,
     ) {
+        match network.simd() {
+            Simd::Portable => {
+                self.update_from_with(Portable, network, parent, parent_board, child_board)
+            }
+            // SAFETY: an `Avx2` exists, so the CPU has AVX2, the one feature the callee needs.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2(avx2) => unsafe {
+                self.update_from_avx2(avx2, network, parent, parent_board, child_board)
+            },
+        }
+    }
+
+    /// The generic body compiled with AVX2 enabled, so the AVX2 kernels inline into it.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn update_from_avx2(
+        &mut self,
+        avx2: Avx2,
+        network: &Network,
+        parent: &Accumulator,
+        parent_board: &Board,
+        child_board: &Board,
+    ) {
+        self.update_from_with(avx2, network, parent, parent_board, child_board);
+    }
+
+    #[inline(always)]
+    fn update_from_with(
+        &mut self,
+        kernels: impl Kernels,
+        network: &Network,
+        parent: &Accumulator,
+        parent_board: &Board,
+        child_board: &Board,
+    ) {
         let Some(changes) = PieceChanges::between(parent_board, child_board) else {
-            self.refresh(network, child_board);
+            self.refresh_with(kernels, network, child_board);
             return;
         };
         let added = &changes.added[..changes.added_len];
@@ -192,7 +207,7 @@ impl Accumulator {
             // A king move into another bucket or across the mirror line changes the index
             // of every piece this perspective sees: rebuild it.
             if view != kings.view_of(perspective, parent_board) {
-                self.refresh_perspective(network, child_board, perspective);
+                self.refresh_perspective(kernels, network, child_board, perspective);
                 continue;
             }
             let row =
@@ -201,17 +216,21 @@ impl Accumulator {
             match (added, removed) {
                 ([], []) => out.copy_from_slice(parent),
                 // A quiet move or a promotion.
-                ([a], [r]) => add_sub_rows(out, parent, [row(a)], [row(r)]),
+                ([a], [r]) => kernels.add_sub_rows(out, parent, [row(a)], [row(r)]),
                 // A capture, en passant or a capturing promotion.
-                ([a], [r1, r2]) => add_sub_rows(out, parent, [row(a)], [row(r1), row(r2)]),
+                ([a], [r1, r2]) => kernels.add_sub_rows(out, parent, [row(a)], [row(r1), row(r2)]),
                 // Castling.
                 ([a1, a2], [r1, r2]) => {
-                    add_sub_rows(out, parent, [row(a1), row(a2)], [row(r1), row(r2)])
+                    kernels.add_sub_rows(out, parent, [row(a1), row(a2)], [row(r1), row(r2)])
                 }
                 _ => {
                     out.copy_from_slice(parent);
-                    added.iter().for_each(|a| add_row(out, row(a)));
-                    removed.iter().for_each(|r| sub_row(out, row(r)));
+                    added
+                        .iter()
+                        .for_each(|a| kernels.add_sub_assign(out, [row(a)], []));
+                    removed
+                        .iter()
+                        .for_each(|r| kernels.add_sub_assign(out, [], [row(r)]));
                 }
             }
         }
@@ -261,8 +280,40 @@ impl AccumulatorStack {
     /// ply one make or null move). Correct whatever was evaluated before: at worst it
     /// refreshes from the oldest board it can see.
     pub fn evaluate(&mut self, network: &Network, position: &Position, ply: usize) -> i32 {
-        self.bring_up_to_date(network, position, ply);
-        network.output(
+        // The level is matched here, once an evaluation, so that the updates and the output
+        // layer below are compiled, and inlined, for it.
+        match network.simd() {
+            Simd::Portable => self.evaluate_with(Portable, network, position, ply),
+            // SAFETY: an `Avx2` exists, so the CPU has AVX2, the one feature the callee needs.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2(avx2) => unsafe { self.evaluate_avx2(avx2, network, position, ply) },
+        }
+    }
+
+    /// The generic body compiled with AVX2 enabled, so the AVX2 kernels inline into it.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn evaluate_avx2(
+        &mut self,
+        avx2: Avx2,
+        network: &Network,
+        position: &Position,
+        ply: usize,
+    ) -> i32 {
+        self.evaluate_with(avx2, network, position, ply)
+    }
+
+    #[inline(always)]
+    fn evaluate_with(
+        &mut self,
+        kernels: impl Kernels,
+        network: &Network,
+        position: &Position,
+        ply: usize,
+    ) -> i32 {
+        self.bring_up_to_date(kernels, network, position, ply);
+        network.output_with(
+            kernels,
             &self.entries[ply].accumulator,
             position.turn(),
             position.board().board().occupied().count(),
@@ -284,7 +335,14 @@ impl AccumulatorStack {
         }
     }
 
-    fn bring_up_to_date(&mut self, network: &Network, position: &Position, ply: usize) {
+    #[inline(always)]
+    fn bring_up_to_date(
+        &mut self,
+        kernels: impl Kernels,
+        network: &Network,
+        position: &Position,
+        ply: usize,
+    ) {
         self.use_network(network, ply);
         // The boards the position holds reach back `deepest_back` plies from the current one.
         let deepest_back = ply.min(position.ply_count() - 1);
@@ -298,7 +356,9 @@ impl AccumulatorStack {
                     .board_back(deepest_back)
                     .expect("deepest_back is within the position's history");
                 let entry = &mut self.entries[base];
-                entry.accumulator.refresh(network, board.board());
+                entry
+                    .accumulator
+                    .refresh_with(kernels, network, board.board());
                 entry.key = Some(key);
                 break;
             }
@@ -313,7 +373,8 @@ impl AccumulatorStack {
                 .board_back(ply - child)
                 .expect("the child is within the position's history");
             let entry = &mut above[0];
-            entry.accumulator.update_from(
+            entry.accumulator.update_from_with(
+                kernels,
                 network,
                 &below[child - 1].accumulator,
                 parent_board.board(),
@@ -351,14 +412,28 @@ mod tests {
         ]
     }
 
+    /// `network` running each kernel level this CPU has (portable first), so that the tests
+    /// below run the AVX2 path and the portable (SSE2) one on a CPU with AVX2.
+    fn at_every_level(network: &Network) -> Vec<Network> {
+        Simd::available()
+            .into_iter()
+            .map(|level| network.clone().with_simd(level))
+            .collect()
+    }
+
+    /// Incremental updates equal a refresh, at every level, and every level's refresh equals
+    /// the portable one.
     #[test]
     fn update_equals_refresh_along_random_games() {
         for network in std::iter::once(network()).chain(king_bucketed_networks()) {
-            update_equals_refresh_along_random_games_with(&network);
+            for at_level in at_every_level(&network) {
+                update_equals_refresh_along_random_games_with(&at_level);
+            }
         }
     }
 
     fn update_equals_refresh_along_random_games_with(network: &Network) {
+        let portable = network.clone().with_simd(Simd::Portable);
         let mut rng = StdRng::seed_from_u64(17);
         for _ in 0..20 {
             let mut board = Chess::default();
@@ -373,6 +448,7 @@ mod tests {
                 let mut child = Accumulator::zeroed(network);
                 child.update_from(network, &accumulator, parent.board(), board.board());
                 assert_eq!(child, Accumulator::from_board(network, board.board()));
+                assert_eq!(child, Accumulator::from_board(&portable, board.board()));
                 accumulator = child;
             }
         }
@@ -398,14 +474,20 @@ mod tests {
 
     #[test]
     fn stack_follows_makes_unmakes_and_null_moves() {
-        let network = network();
+        for network in at_every_level(&network()) {
+            stack_follows_makes_unmakes_and_null_moves_with(&network);
+        }
+    }
+
+    fn stack_follows_makes_unmakes_and_null_moves_with(network: &Network) {
+        let portable = network.clone().with_simd(Simd::Portable);
         let mut position = Position::default();
         let mut stack = AccumulatorStack::new();
-        stack.reset(&network, position.board().board(), position.key());
+        stack.reset(network, position.board().board(), position.key());
         let check = |stack: &mut AccumulatorStack, position: &Position, ply: usize| {
             assert_eq!(
-                stack.evaluate(&network, position, ply),
-                network.evaluate_from_scratch(position.board()),
+                stack.evaluate(network, position, ply),
+                portable.evaluate_from_scratch(position.board()),
                 "at ply {ply}, {}",
                 position.fen()
             );
@@ -441,6 +523,36 @@ mod tests {
                 stack.evaluate(network, &position, 1),
                 network.evaluate_from_scratch(position.board())
             );
+        }
+    }
+
+    /// The embedded net (256 hidden neurons, 8 output buckets) evaluates every position
+    /// along random games from the bench positions alike at every level, through the stack
+    /// (incremental updates, the search's path) and from scratch (refreshes).
+    #[test]
+    fn the_embedded_net_evaluates_alike_at_every_level() {
+        let embedded = crate::nnue::embedded();
+        let portable = (*embedded).clone().with_simd(Simd::Portable);
+        let levels = at_every_level(&embedded);
+        let mut stacks = vec![AccumulatorStack::new(); levels.len()];
+        let mut rng = StdRng::seed_from_u64(29);
+        for fen in crate::bench::BENCH_FENS {
+            let mut position = Position::from_fen(fen, false).unwrap();
+            for (stack, network) in stacks.iter_mut().zip(&levels) {
+                stack.reset(network, position.board().board(), position.key());
+            }
+            for ply in 1..=12 {
+                let moves = position.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                position.make_move(moves[rng.random_range(0..moves.len())]);
+                let expected = portable.evaluate_from_scratch(position.board());
+                for (stack, network) in stacks.iter_mut().zip(&levels) {
+                    assert_eq!(stack.evaluate(network, &position, ply), expected, "{fen}");
+                    assert_eq!(network.evaluate_from_scratch(position.board()), expected);
+                }
+            }
         }
     }
 }

@@ -88,10 +88,12 @@
 mod accumulator;
 mod float;
 mod network;
+mod simd;
 
 pub use accumulator::{Accumulator, AccumulatorStack};
 pub use float::{screlu, FloatNetwork, TensorsMut};
 pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC};
+pub use simd::Simd;
 
 /// Output bucket counts a file may declare: the divisors of 32 up to 8, so the buckets
 /// split the piece counts 2..=32 into equal ranges.

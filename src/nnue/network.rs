@@ -2,6 +2,9 @@
 
 use shakmaty::{Chess, Color, Position as _};
 
+#[cfg(target_arch = "x86_64")]
+use super::simd::Avx2;
+use super::simd::{lanes, to_blocks, Block, Kernels, Portable, Simd};
 use super::{
     output_bucket, Accumulator, FloatNetwork, KingBuckets, EVAL_LIMIT, EVAL_SCALE, HIDDEN_STEP,
     MAX_FEATURE_BIAS, MAX_FEATURE_WEIGHT, MAX_HIDDEN, MAX_OUTPUT_WEIGHT, MIN_HIDDEN,
@@ -24,10 +27,6 @@ const HEADER_BYTES_V3: usize = HEADER_BYTES_V2 + KingBuckets::BYTES;
 /// The checksum (u64) after the output biases.
 const CHECKSUM_BYTES: usize = 8;
 
-/// Blocks of this many output terms are summed in i32: each term is at most
-/// QA * MAX_OUTPUT_WEIGHT * QA = 8,258,175, and 256 of them stay below i32::MAX.
-const I32_SAFE_TERMS: usize = 256;
-
 /// A quantized network, ready to evaluate. Immutable once built: every constructor checks
 /// the weight bounds the integer forward pass relies on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,15 +34,18 @@ pub struct Network {
     hidden: usize,
     king_buckets: KingBuckets,
     /// `king_buckets.inputs()` rows of `hidden` weights, feature-major.
-    feature_weights: Box<[i16]>,
-    feature_biases: Box<[i16]>,
+    feature_weights: Box<[Block]>,
+    feature_biases: Box<[Block]>,
     output_buckets: usize,
     /// Per bucket: the side-to-move half, then the other side's half.
-    output_weights: Box<[i16]>,
+    output_weights: Box<[Block]>,
     output_biases: Box<[i32]>,
     /// FNV-1a hash of the file bytes before the checksum: identifies the weights, so an
     /// `AccumulatorStack` can tell that it was filled by another network.
     checksum: u64,
+    /// The kernels inference runs: the fastest this CPU has, asked once when the network is
+    /// built.
+    simd: Simd,
 }
 
 /// FNV-1a, 64-bit: the network file's checksum (the trainer's checkpoints use it too).
@@ -145,12 +147,13 @@ impl Network {
         let mut network = Network {
             hidden,
             king_buckets,
-            feature_weights,
-            feature_biases,
+            feature_weights: to_blocks(&feature_weights),
+            feature_biases: to_blocks(&feature_biases),
             output_buckets,
-            output_weights,
+            output_weights: to_blocks(&output_weights),
             output_biases,
             checksum: 0,
+            simd: Simd::detect(),
         };
         let bytes = network.to_bytes();
         network.checksum = fnv1a64(&bytes[..bytes.len() - 8]);
@@ -273,11 +276,9 @@ impl Network {
         if version >= 3 {
             bytes.extend_from_slice(&self.king_buckets.to_bytes());
         }
-        for value in self
-            .feature_weights
-            .iter()
-            .chain(self.feature_biases.iter())
-            .chain(self.output_weights.iter())
+        for value in lanes(&self.feature_weights)
+            .chain(lanes(&self.feature_biases))
+            .chain(lanes(&self.output_weights))
         {
             bytes.extend_from_slice(&value.to_le_bytes());
         }
@@ -332,25 +333,71 @@ impl Network {
 
     /// The H weights feature `index` adds to an accumulator.
     #[inline]
-    pub(super) fn feature_row(&self, index: usize) -> &[i16] {
-        &self.feature_weights[index * self.hidden..(index + 1) * self.hidden]
+    pub(super) fn feature_row(&self, index: usize) -> &[Block] {
+        let blocks = self.hidden / HIDDEN_STEP;
+        &self.feature_weights[index * blocks..(index + 1) * blocks]
     }
 
     #[inline]
-    pub(super) fn feature_biases(&self) -> &[i16] {
+    pub(super) fn feature_biases(&self) -> &[Block] {
         &self.feature_biases
+    }
+
+    /// The kernels this network runs.
+    #[inline]
+    pub fn simd(&self) -> Simd {
+        self.simd
+    }
+
+    /// This network running `simd`'s kernels instead of the fastest the CPU has: tests use
+    /// it to run the portable (SSE2) path on a CPU with AVX2. (A level the CPU lacks cannot
+    /// be asked for: only detection makes one.)
+    pub fn with_simd(mut self, simd: Simd) -> Network {
+        self.simd = simd;
+        self
     }
 
     /// The evaluation in centipawns for `side_to_move`, from the accumulators of its board,
     /// which has `pieces` pieces.
-    #[inline]
     pub fn output(&self, accumulator: &Accumulator, side_to_move: Color, pieces: usize) -> i32 {
+        match self.simd {
+            Simd::Portable => self.output_with(Portable, accumulator, side_to_move, pieces),
+            // SAFETY: an `Avx2` exists, so the CPU has AVX2, the one feature the callee needs.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2(avx2) => unsafe {
+                self.output_avx2(avx2, accumulator, side_to_move, pieces)
+            },
+        }
+    }
+
+    /// The generic body compiled with AVX2 enabled, so the AVX2 kernels inline into it.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn output_avx2(
+        &self,
+        avx2: Avx2,
+        accumulator: &Accumulator,
+        side_to_move: Color,
+        pieces: usize,
+    ) -> i32 {
+        self.output_with(avx2, accumulator, side_to_move, pieces)
+    }
+
+    /// `output` with `kernels`, inlined into the caller (which has matched on the level).
+    #[inline(always)]
+    pub(super) fn output_with(
+        &self,
+        kernels: impl Kernels,
+        accumulator: &Accumulator,
+        side_to_move: Color,
+        pieces: usize,
+    ) -> i32 {
         let bucket = output_bucket(pieces, self.output_buckets);
-        let width = 2 * self.hidden;
-        let weights = &self.output_weights[bucket * width..(bucket + 1) * width];
-        let (ours, theirs) = weights.split_at(self.hidden);
-        let sum = screlu_dot(accumulator.values(side_to_move), ours)
-            + screlu_dot(accumulator.values(!side_to_move), theirs);
+        let blocks = self.hidden / HIDDEN_STEP;
+        let weights = &self.output_weights[bucket * 2 * blocks..(bucket + 1) * 2 * blocks];
+        let (ours, theirs) = weights.split_at(blocks);
+        let sum = kernels.screlu_dot(accumulator.values(side_to_move), ours)
+            + kernels.screlu_dot(accumulator.values(!side_to_move), theirs);
         // sum is in units QA * QA * QB; out in QA * QB.
         let out = sum / i64::from(QA) + i64::from(self.output_biases[bucket]);
         let centipawns = out * i64::from(EVAL_SCALE) / i64::from(QA * QB);
@@ -366,13 +413,11 @@ impl Network {
 
     /// The float network these integers stand for: every weight divided by its scale.
     pub fn dequantize(&self) -> FloatNetwork {
-        let by = |scale: i32| move |&w: &i16| f32::from(w) / scale as f32;
-        let params = self
-            .feature_weights
-            .iter()
+        let by = |scale: i32| move |w: i16| f32::from(w) / scale as f32;
+        let params = lanes(&self.feature_weights)
             .map(by(QA))
-            .chain(self.feature_biases.iter().map(by(QA)))
-            .chain(self.output_weights.iter().map(by(QB)))
+            .chain(lanes(&self.feature_biases).map(by(QA)))
+            .chain(lanes(&self.output_weights).map(by(QB)))
             .chain(
                 self.output_biases
                     .iter()
@@ -404,126 +449,10 @@ fn check_hidden(hidden: usize) -> Result<(), String> {
     }
 }
 
-/// Σ screlu(a) * w over one perspective in units QA * QA * QB, with a = clamp(acc, 0, QA):
-/// (a * w) is formed in i16 (|a * w| <= 255 * 127) and multiplied by a again in i32.
-/// Blocks of `I32_SAFE_TERMS` terms are summed in i32, then into the i64 total.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline]
-fn screlu_dot(accumulator: &[i16], weights: &[i16]) -> i64 {
-    screlu_dot_scalar(accumulator, weights)
-}
-
-#[cfg(any(test, not(target_arch = "x86_64")))]
-#[inline]
-fn screlu_dot_scalar(accumulator: &[i16], weights: &[i16]) -> i64 {
-    accumulator
-        .chunks(I32_SAFE_TERMS)
-        .zip(weights.chunks(I32_SAFE_TERMS))
-        .map(|(accumulator, weights)| {
-            let block: i32 = accumulator
-                .iter()
-                .zip(weights)
-                .map(|(&a, &w)| {
-                    let a = a.clamp(0, QA as i16);
-                    i32::from(a * w) * i32::from(a)
-                })
-                .sum();
-            i64::from(block)
-        })
-        .sum()
-}
-
-/// `screlu_dot` with SSE2 intrinsics (SSE2 is in every x86-64 CPU: no run-time check):
-/// eight terms a step, the i16 product a * w (`pmullw`) times a again with the 16-bit
-/// multiply-add (`pmaddwd`: two i16 x i16 products summed into each i32 lane). The
-/// compiler does not find `pmaddwd` in the scalar form (knowing a >= 0, it widens a
-/// unsigned) and emits 4-lane code at about 3 instructions a term. Each i32 lane takes 2 terms a step, so
-/// over a block of `I32_SAFE_TERMS` / 8 steps it sums at most `I32_SAFE_TERMS` / 4
-/// terms: within the bound that makes blocks of `I32_SAFE_TERMS` safe.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn screlu_dot(accumulator: &[i16], weights: &[i16]) -> i64 {
-    // SAFETY: `screlu_dot_sse2` is safe code that needs only SSE2, which every x86-64 CPU
-    // has (it is part of the x86_64 target's baseline, so this build already assumes it).
-    unsafe { screlu_dot_sse2(accumulator, weights) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-#[inline]
-fn screlu_dot_sse2(accumulator: &[i16], weights: &[i16]) -> i64 {
-    use std::arch::x86_64::{
-        __m128i, _mm_add_epi32, _mm_loadu_si128, _mm_madd_epi16, _mm_max_epi16, _mm_min_epi16,
-        _mm_mullo_epi16, _mm_set1_epi16, _mm_setzero_si128, _mm_storeu_si128,
-    };
-    const LANES: usize = 8;
-    debug_assert_eq!(accumulator.len(), weights.len());
-    debug_assert!(accumulator.len().is_multiple_of(LANES));
-    let zero = _mm_setzero_si128();
-    let ceiling = _mm_set1_epi16(QA as i16);
-    let mut total = 0i64;
-    for (acc_block, weight_block) in accumulator
-        .chunks(I32_SAFE_TERMS)
-        .zip(weights.chunks(I32_SAFE_TERMS))
-    {
-        let mut sums = zero;
-        for (a, w) in acc_block
-            .chunks_exact(LANES)
-            .zip(weight_block.chunks_exact(LANES))
-        {
-            // SAFETY: `a` and `w` are slices of exactly eight i16, 16 readable bytes each,
-            // and `_mm_loadu_si128` reads 16 bytes with no alignment requirement.
-            let (a, w) = unsafe {
-                (
-                    _mm_loadu_si128(a.as_ptr().cast::<__m128i>()),
-                    _mm_loadu_si128(w.as_ptr().cast::<__m128i>()),
-                )
-            };
-            let a = _mm_min_epi16(_mm_max_epi16(a, zero), ceiling);
-            sums = _mm_add_epi32(sums, _mm_madd_epi16(_mm_mullo_epi16(a, w), a));
-        }
-        let mut lanes = [0i32; 4];
-        // SAFETY: `lanes` is 16 writable bytes; `_mm_storeu_si128` has no alignment need.
-        unsafe { _mm_storeu_si128(lanes.as_mut_ptr().cast::<__m128i>(), sums) };
-        total += lanes.iter().map(|&lane| i64::from(lane)).sum::<i64>();
-    }
-    total
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::nnue::FEATURES;
-    use rand::rngs::StdRng;
-    use rand::{Rng, SeedableRng};
-
-    /// The SSE2 dot product (on x86-64) equals the scalar one exactly, for activations
-    /// below 0, inside 0..=QA and above it, at every hidden size shape (one block, several
-    /// blocks, a partial last block) and at the extreme values the bounds allow.
-    #[test]
-    fn screlu_dot_equals_the_scalar_form() {
-        let mut rng = StdRng::seed_from_u64(3);
-        for hidden in [16, 32, 256, 272, 512, 1024, 2048] {
-            for _ in 0..50 {
-                let accumulator: Vec<i16> =
-                    (0..hidden).map(|_| rng.random_range(-400..=700)).collect();
-                let weights: Vec<i16> = (0..hidden)
-                    .map(|_| rng.random_range(-MAX_OUTPUT_WEIGHT..=MAX_OUTPUT_WEIGHT))
-                    .collect();
-                assert_eq!(
-                    screlu_dot(&accumulator, &weights),
-                    screlu_dot_scalar(&accumulator, &weights)
-                );
-            }
-            let saturated = vec![QA as i16; hidden];
-            for weight in [MAX_OUTPUT_WEIGHT, -MAX_OUTPUT_WEIGHT] {
-                let weights = vec![weight; hidden];
-                let expected = hidden as i64 * i64::from(QA) * i64::from(QA) * i64::from(weight);
-                assert_eq!(screlu_dot(&saturated, &weights), expected);
-                assert_eq!(screlu_dot_scalar(&saturated, &weights), expected);
-            }
-        }
-    }
 
     fn small_network() -> Network {
         FloatNetwork::random(16, 7).quantize()
@@ -786,6 +715,9 @@ mod tests {
         .unwrap();
         let sum = 2 * hidden as i64 * i64::from(MAX_OUTPUT_WEIGHT) * i64::from(QA * QA);
         assert!(sum > i64::from(i32::MAX));
-        assert_eq!(network.evaluate_from_scratch(&Chess::default()), EVAL_LIMIT);
+        for level in Simd::available() {
+            let network = network.clone().with_simd(level);
+            assert_eq!(network.evaluate_from_scratch(&Chess::default()), EVAL_LIMIT);
+        }
     }
 }
