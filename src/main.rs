@@ -20,8 +20,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Tool {
-    /// Self-play games at a fixed node budget, written as NNUE training records or whole
-    /// games (docs/datagen.md). Appending to an existing file resumes the run.
+    /// Self-play games at a node budget per move, written whole (games files) or as NNUE
+    /// training records (docs/datagen.md). Rerunning the same command resumes the run.
     Datagen(DatagenArgs),
     /// Converts 32-byte training records to a games file, or a games file to records.
     ConvertData(ConvertArgs),

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use shakmaty::{Chess, Move, Position as _};
-use shakmaty_syzygy::{Tablebase, Wdl};
+use shakmaty_syzygy::{AmbiguousWdl, Tablebase, Wdl};
 
 /// The largest tables that exist (7 pieces), and so the top of `SyzygyProbeLimit`.
 pub const MAX_TB_PIECES: usize = 7;
@@ -149,6 +149,28 @@ impl Tablebases {
             .map(|wdl| self.outcome(wdl))
     }
 
+    /// The outcome of `pos` whatever its halfmove clock (a WDL probe at a clock of 0, else
+    /// DTZ against the clock). `None` when `pos` is not covered, a table (a DTZ table, at a
+    /// clock above 0) is missing, or DTZ rounding leaves a win or loss in doubt: a game
+    /// played on reaches a zeroing move that settles it.
+    pub fn probe_outcome(&self, pos: &Chess) -> Option<Outcome> {
+        if !self.covers(pos) {
+            return None;
+        }
+        if pos.halfmoves() == 0 {
+            return self.probe_wdl(pos);
+        }
+        let wdl = match self.tables.as_ref()?.probe_wdl(pos).ok()? {
+            AmbiguousWdl::Win => Wdl::Win,
+            AmbiguousWdl::CursedWin => Wdl::CursedWin,
+            AmbiguousWdl::Draw => Wdl::Draw,
+            AmbiguousWdl::BlessedLoss => Wdl::BlessedLoss,
+            AmbiguousWdl::Loss => Wdl::Loss,
+            AmbiguousWdl::MaybeWin | AmbiguousWdl::MaybeLoss => return None,
+        };
+        Some(self.outcome(wdl))
+    }
+
     /// Ranks the root moves by DTZ, taking the current halfmove clock into account: a win
     /// counts only if the next zeroing move comes before the fifty-move rule (when it
     /// applies). Returns the moves that keep the best outcome, or `None` when the root is
@@ -207,6 +229,60 @@ mod tests {
         std::fs::create_dir_all(&empty).unwrap();
         assert!(load(empty.to_str().unwrap()).is_err());
         let _ = std::fs::remove_dir(&empty);
+    }
+
+    /// The 3-4 piece tables beside the repository, or `None` (saying SKIPPED) without them.
+    fn shipped_tables() -> Option<LoadedTables> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/syzygy");
+        if !std::path::Path::new(dir).join("KRvK.rtbz").is_file() {
+            println!("SKIPPED: no Syzygy tables at {dir}");
+            return None;
+        }
+        Some(load(dir).unwrap())
+    }
+
+    #[test]
+    fn probe_outcome_counts_the_halfmove_clock() {
+        let Some(loaded) = shipped_tables() else {
+            return;
+        };
+        let tb = Tablebases::new(Some(&loaded), MAX_TB_PIECES, DEFAULT_PROBE_DEPTH, true);
+        let outcome = |fen: &str| {
+            let pos = crate::position::Position::from_fen(fen, false).unwrap();
+            tb.probe_outcome(pos.board())
+        };
+        // King and rook against king: won for White, lost for Black to move...
+        assert_eq!(
+            outcome("8/8/8/4k3/8/8/8/R3K3 w - - 0 1"),
+            Some(Outcome::Win)
+        );
+        assert_eq!(
+            outcome("8/8/8/4k3/8/8/8/R3K3 b - - 0 1"),
+            Some(Outcome::Loss)
+        );
+        assert_eq!(
+            outcome("8/8/8/4k3/8/8/8/R3K3 w - - 40 60"),
+            Some(Outcome::Win)
+        );
+        // ...unless the fifty-move rule comes first (mate is well over five plies away).
+        assert_eq!(
+            outcome("8/8/8/4k3/8/8/8/R3K3 w - - 95 80"),
+            Some(Outcome::Draw)
+        );
+        let without_rule = Tablebases::new(Some(&loaded), MAX_TB_PIECES, 1, false);
+        let pos = crate::position::Position::from_fen("8/8/8/4k3/8/8/8/R3K3 w - - 95 80", false);
+        assert_eq!(
+            without_rule.probe_outcome(pos.unwrap().board()),
+            Some(Outcome::Win)
+        );
+        // The queen hangs to the king: a draw, whoever has it.
+        assert_eq!(
+            outcome("8/8/8/8/3Q4/2k5/8/K7 b - - 0 1"),
+            Some(Outcome::Draw)
+        );
+        // Out of reach: five pieces, or castling rights.
+        assert_eq!(outcome("8/8/8/4k3/8/8/7P/R3K2R w - - 0 1"), None);
+        assert_eq!(outcome("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1"), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! `basalt datagen` end to end: reproducible from its seed whatever the thread count,
-//! resumable to the same bytes, and every record a sane quiet position; a games file
-//! (`--format games`) yields the records of the record format, record for record, and
-//! `basalt convert-data` converts between the two.
+//! `basalt datagen` end to end: reproducible from its seed whatever the thread count (with
+//! a book or from random plies alone), resumable to the same bytes, and every record a sane
+//! quiet position; a games file (`--format games`, the default) yields the records of the
+//! record format, record for record, and `basalt convert-data` converts between the two;
+//! `--syzygy` ends a game with the tablebase result.
 
 mod common;
 
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use std::process::Output;
 
-use basalt::offline::datagen::format::{unpack, RECORD_BYTES};
+use basalt::offline::datagen::format::{unpack, GameResult, RECORD_BYTES};
 use basalt::offline::datagen::games::{self, Selection};
 use shakmaty::{CastlingMode, Color, FromSetup, Position, Setup};
 
@@ -192,7 +193,7 @@ fn games_file_yields_the_records_and_resumes_after_a_cut() {
     assert_eq!(std::fs::read(&back).unwrap(), record_bytes);
 
     // A file is resumed only in its own format.
-    let wrong = run_datagen(&one, &["--games", "7"]);
+    let wrong = run_datagen(&one, &["--games", "7", "--format", "records"]);
     assert!(!wrong.status.success());
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("--format games"));
     let wrong = run_datagen(&records, &["--games", "7", "--format", "games"]);
@@ -204,7 +205,10 @@ fn games_file_yields_the_records_and_resumes_after_a_cut() {
 fn positions_target_stops_both_formats_at_the_same_game() {
     let records = scratch("positions_records.bin");
     let games_file = scratch("positions_games.bin");
-    succeeded(run_datagen(&records, &["--positions", "100"]));
+    succeeded(run_datagen(
+        &records,
+        &["--positions", "100", "--format", "records"],
+    ));
     succeeded(run_datagen(
         &games_file,
         &["--positions", "100", "--format", "games", "--threads", "2"],
@@ -213,4 +217,102 @@ fn positions_target_stops_both_formats_at_the_same_game() {
     assert!(record_bytes.len() >= 100 * RECORD_BYTES);
     let game_bytes = std::fs::read(&games_file).unwrap();
     assert_eq!(records_of(&game_bytes, Selection::Quiet), record_bytes);
+}
+
+/// Runs datagen with only `flags` (no book: the start position and random plies).
+fn run_bare(out: &Path, flags: &[&str]) -> Output {
+    common::basalt()
+        .args(["datagen", "--out"])
+        .arg(out)
+        .args(flags)
+        .output()
+        .expect("datagen runs")
+}
+
+/// Plies from the start position to `pos`, by its side to move and move number.
+fn plies_from_start(pos: &shakmaty::Chess) -> u32 {
+    2 * (pos.fullmoves().get() - 1) + u32::from(pos.turn() == Color::Black)
+}
+
+#[test]
+fn random_ply_openings_without_a_book_give_the_same_bytes() {
+    let one = scratch("random_one.bin");
+    let two = scratch("random_two.bin");
+    let flags = ["--games", "4", "--nodes", "300", "--seed", "5"];
+    succeeded(run_bare(&one, &[&flags[..], &["--threads", "1"]].concat()));
+    succeeded(run_bare(&two, &[&flags[..], &["--threads", "2"]].concat()));
+    let bytes = std::fs::read(&one).unwrap();
+    assert!(games::is_games_file(&bytes), "games is the default format");
+    assert_eq!(bytes, std::fs::read(&two).unwrap(), "1 vs 2 threads");
+    let mut count = 0;
+    for game in games::read(&bytes) {
+        let (_, game) = game.expect("whole games");
+        let plies = plies_from_start(&game.start);
+        assert!((8..=10).contains(&plies), "{plies} random plies");
+        assert!(!game.plies.is_empty());
+        count += 1;
+    }
+    assert_eq!(count, 4);
+}
+
+#[test]
+fn syzygy_ends_games_with_the_tablebase_result() {
+    let Some(dir) = common::syzygy_dir_or_skip() else {
+        return;
+    };
+    // Start positions (played as they are: no random plies) and their results.
+    let starts = [
+        ("8/8/8/4k3/8/8/8/R3K3 w - -", GameResult::WhiteWin),
+        ("8/8/8/8/3Q4/2k5/8/K7 b - -", GameResult::Draw),
+        ("8/8/8/8/8/3q4/8/K6k w - -", GameResult::BlackWin),
+    ];
+    let book = scratch("tablebase_book.epd");
+    let lines: Vec<&str> = starts.iter().map(|(fen, _)| *fen).collect();
+    std::fs::write(&book, lines.join("\n") + "\n").unwrap();
+    let play = |out: &Path, syzygy: bool| {
+        let mut flags = vec![
+            "--games",
+            "12",
+            "--nodes",
+            "300",
+            "--seed",
+            "1",
+            "--random-plies-min",
+            "0",
+            "--random-plies-max",
+            "0",
+            "--opening-max-score",
+            "100000",
+            "--book",
+        ];
+        flags.push(book.to_str().unwrap());
+        if syzygy {
+            flags.extend(["--syzygy", dir]);
+        }
+        succeeded(run_bare(out, &flags));
+        let bytes = std::fs::read(out).unwrap();
+        games::read(&bytes)
+            .map(|game| game.expect("whole games").1)
+            .collect::<Vec<_>>()
+    };
+    let mut seen = [false; 3];
+    for game in play(&scratch("tablebase_on.bin"), true) {
+        let fen = shakmaty::fen::Fen::from_position(&game.start, shakmaty::EnPassantMode::Legal);
+        let fen = fen.to_string();
+        let k = starts
+            .iter()
+            .position(|(start, _)| fen.starts_with(start))
+            .unwrap_or_else(|| panic!("{fen} is not a book position"));
+        seen[k] = true;
+        assert_eq!(game.result, starts[k].1, "{fen}");
+        assert!(
+            game.plies.is_empty(),
+            "{fen}: ended before its first search"
+        );
+    }
+    assert_eq!(seen, [true; 3]);
+    // Without the tables the same games are played on.
+    for game in play(&scratch("tablebase_off.bin"), false) {
+        assert!(!game.plies.is_empty());
+    }
 }

@@ -934,7 +934,7 @@ fn best_move_and_pv_are_legal() {
             depth_limit(4),
             Limits {
                 depth: Some(30),
-                nodes: Some(3_000),
+                hard_nodes: Some(3_000),
                 ..Limits::default()
             },
             Limits {

@@ -58,7 +58,7 @@ fn solved(problems: &[Problem], config: SearchConfig, budget: u64) -> Vec<bool> 
             let mut searcher = Searcher::new(tt, Arc::new(Control::default()));
             searcher.config = config;
             let limits = Limits {
-                nodes: Some(budget),
+                hard_nodes: Some(budget),
                 ..Limits::default()
             };
             let result = searcher.search(&mut pos, limits, &mut |_| {});

@@ -11,6 +11,8 @@ use clap::{Args, ValueEnum};
 
 use crate::nnue::{KingBuckets, KING_BUCKET_LAYOUTS};
 use crate::offline::{datagen, texel, train};
+use crate::position::Position;
+use crate::syzygy::{self, Tablebases};
 
 /// `--format` of `basalt datagen`.
 #[derive(Clone, Copy, ValueEnum)]
@@ -21,6 +23,15 @@ pub enum FormatArg {
     Games,
 }
 
+/// `--node-limit` of `basalt datagen`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum NodeLimitArg {
+    /// Finish the iteration in which --nodes runs out (cut at 8 times --nodes).
+    Soft,
+    /// Stop at --nodes in the middle of an iteration (datagen before issue 49).
+    Hard,
+}
+
 /// `basalt datagen`.
 #[derive(Args)]
 pub struct DatagenArgs {
@@ -28,7 +39,7 @@ pub struct DatagenArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// What the file holds; a resumed run must give the file's format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Records)]
+    #[arg(long, value_enum, default_value_t = FormatArg::Games)]
     pub format: FormatArg,
     /// Stop when the file holds this many games.
     #[arg(long)]
@@ -42,18 +53,33 @@ pub struct DatagenArgs {
     /// Games played at once (one search thread each).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Node budget per move.
-    #[arg(long, default_value_t = 5000)]
+    /// Node budget per move. The default, a soft limit, costs about what 5000 nodes did as
+    /// a hard limit (docs/datagen.md).
+    #[arg(long, default_value_t = 2000)]
     pub nodes: u64,
+    /// How a move's search keeps to --nodes.
+    #[arg(long, value_enum, default_value_t = NodeLimitArg::Soft)]
+    pub node_limit: NodeLimitArg,
     /// Opening positions (EPD or FEN lines); default: the start position.
     #[arg(long)]
     pub book: Option<PathBuf>,
-    /// Fewest random plies played after the book position.
+    /// Fewest random plies played after the book position (or the start position).
     #[arg(long, default_value_t = 8)]
     pub random_plies_min: u32,
-    /// Most random plies played after the book position.
+    /// Most random plies played after the book position (or the start position).
     #[arg(long, default_value_t = 10)]
     pub random_plies_max: u32,
+    /// Node budget of the search that verifies an opening [default: --nodes].
+    #[arg(long)]
+    pub verify_nodes: Option<u64>,
+    /// Draw the opening again when the verification search scores it beyond this many
+    /// centipawns either way.
+    #[arg(long, default_value_t = datagen::opening::DEFAULT_MAX_OPENING_SCORE)]
+    pub opening_max_score: i32,
+    /// Syzygy table directories (colon-separated): a game ends with the tables' result
+    /// (fifty-move rule applied) once its position is in them.
+    #[arg(long)]
+    pub syzygy: Option<String>,
     /// Play with the hand-crafted evaluation (as the first generation did).
     #[arg(long, conflicts_with = "eval_file")]
     pub hce: bool,
@@ -72,6 +98,39 @@ impl DatagenArgs {
             Ok(book) => book.unwrap_or_default(),
             Err(e) => {
                 eprintln!("datagen: cannot read the book: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if self.book.is_some()
+            && !book
+                .iter()
+                .any(|fen| Position::from_fen(fen, false).is_ok())
+        {
+            eprintln!("datagen: the book holds no readable position");
+            return ExitCode::FAILURE;
+        }
+        let tablebases = match self.syzygy.as_deref().map(syzygy::load).transpose() {
+            Ok(tables) => {
+                if let Some(t) = &tables {
+                    eprintln!(
+                        "datagen: {} Syzygy files, games end in positions of up to {} pieces",
+                        t.files, t.max_pieces
+                    );
+                }
+                Tablebases::new(
+                    tables.as_ref(),
+                    syzygy::MAX_TB_PIECES,
+                    syzygy::DEFAULT_PROBE_DEPTH,
+                    true,
+                )
+            }
+            Err(e) => {
+                // The loader words its errors for the UCI option.
+                let e = e.trim_start_matches("SyzygyPath: ");
+                eprintln!(
+                    "datagen: --syzygy: {}",
+                    e.trim_end_matches("; tablebases off")
+                );
                 return ExitCode::FAILURE;
             }
         };
@@ -97,8 +156,15 @@ impl DatagenArgs {
             seed: self.seed,
             threads: self.threads,
             nodes: self.nodes.max(1),
+            node_limit: match self.node_limit {
+                NodeLimitArg::Soft => datagen::NodeLimit::Soft,
+                NodeLimitArg::Hard => datagen::NodeLimit::Hard,
+            },
+            verify_nodes: self.verify_nodes.unwrap_or(self.nodes).max(1),
+            opening_max_score: self.opening_max_score,
             book,
             random_plies: (self.random_plies_min, self.random_plies_max),
+            tablebases,
             format: match self.format {
                 FormatArg::Records => datagen::Format::Records,
                 FormatArg::Games => datagen::Format::Games,

@@ -177,7 +177,13 @@ impl SearchConfig {
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
     pub depth: Option<i32>,
-    pub nodes: Option<u64>,
+    /// Stop within the iteration once the search has visited this many nodes (`go nodes`,
+    /// as in Stockfish); the unfinished iteration is discarded.
+    pub hard_nodes: Option<u64>,
+    /// Start no new iteration once this many nodes are spent: the iteration in which the
+    /// budget runs out is finished, so every node of it counts (self-play data at a node
+    /// budget; `hard_nodes` caps an iteration that explodes).
+    pub soft_nodes: Option<u64>,
     /// Stop once a mate in at most this many moves is found.
     pub mate: Option<i32>,
     pub time: Option<TimeLimits>,
@@ -190,7 +196,11 @@ impl Limits {
     /// Without one it searches until stopped, or to `MAX_DEPTH`, which only the smallest
     /// endings reach.
     pub fn is_bounded(&self) -> bool {
-        self.depth.is_some() || self.nodes.is_some() || self.mate.is_some() || self.time.is_some()
+        self.depth.is_some()
+            || self.hard_nodes.is_some()
+            || self.soft_nodes.is_some()
+            || self.mate.is_some()
+            || self.time.is_some()
     }
 }
 
@@ -398,7 +408,7 @@ impl Searcher {
         self.limits = limits;
         if let Some(strength) = self.strength {
             let budget = strength.node_budget();
-            self.limits.nodes = Some(self.limits.nodes.map_or(budget, |n| n.min(budget)));
+            self.limits.hard_nodes = Some(self.limits.hard_nodes.map_or(budget, |n| n.min(budget)));
         }
         self.history.new_search();
         if self.ages_table {
@@ -722,6 +732,13 @@ impl Searcher {
                 }
             }
         }
+        if self
+            .limits
+            .soft_nodes
+            .is_some_and(|soft| self.nodes >= soft)
+        {
+            return true;
+        }
         if self.root_moves.len() == 1 && self.limits.time.is_some() && depth >= 4 {
             return true;
         }
@@ -838,7 +855,7 @@ impl Searcher {
         if self.helper_id != 0 && self.nodes.is_multiple_of(HELPER_YIELD_INTERVAL) {
             std::thread::yield_now();
         }
-        if let Some(max_nodes) = self.limits.nodes {
+        if let Some(max_nodes) = self.limits.hard_nodes {
             if self.nodes >= max_nodes {
                 self.stopped = true;
                 return true;
@@ -996,6 +1013,74 @@ mod tests {
         assert_eq!(uci_score(-MATE + 2), Err(-1));
         assert_eq!(uci_score(-MATE + 4), Err(-2));
         assert_eq!(uci_score(35), Ok(35));
+    }
+
+    /// A middlegame with enough going on that the iterations differ in best move and score.
+    const NODE_LIMIT_FEN: &str =
+        "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP1B1PPP/R2QKB1R w KQ - 0 8";
+
+    /// A finished iteration: depth, nodes when it finished, best move, score.
+    type Finished = (i32, u64, Option<Move>, i32);
+
+    /// Searches `NODE_LIMIT_FEN` from a fresh table and fresh histories, so that every run
+    /// searches the same tree; returns the result, the nodes spent and the iterations
+    /// finished.
+    fn fresh_search(limits: Limits) -> (SearchResult, u64, Vec<Finished>) {
+        let mut pos = Position::from_fen(NODE_LIMIT_FEN, false).unwrap();
+        let tt = Arc::new(TranspositionTable::new(1));
+        let mut searcher = Searcher::new(tt, Arc::new(Control::default()));
+        let mut finished = Vec::new();
+        let result = searcher.search(&mut pos, limits, &mut |it| {
+            if it.bound == Bound::Exact && it.multipv == 1 {
+                finished.push((it.depth, it.nodes, it.pv.first().copied(), it.score));
+            }
+        });
+        (result, searcher.nodes(), finished)
+    }
+
+    #[test]
+    fn soft_node_limit_finishes_its_iteration_and_the_hard_limit_cuts_it() {
+        let (_, _, iterations) = fresh_search(Limits {
+            depth: Some(8),
+            ..Limits::default()
+        });
+        assert_eq!(iterations.len(), 8);
+        let limited = |soft_nodes, hard_nodes| {
+            let (result, nodes, _) = fresh_search(Limits {
+                soft_nodes,
+                hard_nodes,
+                ..Limits::default()
+            });
+            ((result.depth, result.best_move, result.score), nodes)
+        };
+        for pair in iterations.windows(2).skip(3) {
+            let (previous, this) = (pair[0], pair[1]);
+            let (depth, end) = (this.0, this.1);
+            let soft = (previous.1 + end) / 2;
+
+            // The budget runs out inside iteration `depth`, which is finished and played.
+            let (played, nodes) = limited(Some(soft), Some(8 * soft));
+            assert_eq!(played, (depth, this.2, this.3), "soft {soft}");
+            assert_eq!(nodes, end, "the iteration finished, no further one started");
+
+            // A hard cap inside that iteration cuts it: the one before is played. The
+            // limit is read at the next node searched, a node or two past it.
+            let hard = (soft + end) / 2;
+            let (played, nodes) = limited(Some(soft), Some(hard));
+            assert_eq!(played, (depth - 1, previous.2, previous.3));
+            assert!(
+                (hard..hard + 8).contains(&nodes),
+                "{nodes} nodes, cap {hard}"
+            );
+
+            // `go nodes` alone is the hard limit, as before: cut at the budget.
+            let (played, nodes) = limited(None, Some(soft));
+            assert_eq!(played, (depth - 1, previous.2, previous.3));
+            assert!(
+                (soft..soft + 8).contains(&nodes),
+                "{nodes} nodes, limit {soft}"
+            );
+        }
     }
 
     #[test]

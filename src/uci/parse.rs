@@ -181,7 +181,9 @@ impl GoCommand {
         };
         Limits {
             depth: self.depth.map(|d| d.clamp(1, i64::from(i32::MAX)) as i32),
-            nodes: positive(self.nodes).map(|n| n.max(1)),
+            hard_nodes: positive(self.nodes).map(|n| n.max(1)),
+            // `go nodes` stays a hard limit, as in Stockfish.
+            soft_nodes: None,
             mate: self.mate.map(|m| m.clamp(1, 1000) as i32),
             time: clock.limits(move_overhead_ms),
             search_moves: self.search_moves.clone(),

@@ -1,9 +1,9 @@
-//! `basalt datagen`: self-play games at a fixed node budget, written for the NNUE trainer
-//! as 32-byte training records of their quiet positions (`format.rs`), or whole, as games
-//! (`games.rs`) from which the reader picks the same positions.
+//! `basalt datagen`: self-play games at a node budget per move, written for the NNUE
+//! trainer whole, as games (`games.rs`, from which the reader picks the quiet positions),
+//! or as 32-byte training records of those positions (`format.rs`).
 //!
-//! Game `g` of a run is played from an opening drawn by a generator seeded with
-//! `(seed, g)`, with a fresh table and fresh histories, so it is the same game whatever
+//! Game `g` of a run is played from an opening (`opening.rs`) drawn by a generator seeded
+//! with `(seed, g)`, with a fresh table and fresh histories, so it is the same game whatever
 //! thread plays it; the writer puts games into the file in game order. A run is therefore
 //! reproducible from its seed, and resuming an interrupted run (the progress file says how
 //! many games and records are complete) gives the same file as an uninterrupted one.
@@ -11,6 +11,7 @@
 pub mod convert;
 pub mod format;
 pub mod games;
+pub mod opening;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -21,13 +22,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use shakmaty::Color;
 
 use crate::nnue::Network;
 use crate::position::Position;
 use crate::score::MATE_BOUND;
-use crate::search::{Control, Limits, Searcher};
+use crate::search::{Control, Limits, SearchResult, Searcher};
+use crate::syzygy::{Outcome, Tablebases};
 use crate::tt::TranspositionTable;
 use format::{pack, GameResult, RECORD_BYTES};
 use games::{Ply, FILE_HEADER_BYTES};
@@ -36,14 +38,35 @@ use games::{Ply, FILE_HEADER_BYTES};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// 32-byte records of the quiet positions (`format.rs`).
-    #[default]
     Records,
-    /// Whole games (`games.rs`).
+    /// Whole games (`games.rs`): about 5 bytes a quiet position, and every search kept.
+    #[default]
     Games,
 }
 
+/// How a move's search keeps to the node budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NodeLimit {
+    /// The budget is a soft limit: the iteration in which it runs out is finished, so the
+    /// move and score played are those of the deepest iteration the nodes paid for, and an
+    /// iteration is cut only at `HARD_NODES_PER_SOFT` times the budget.
+    #[default]
+    Soft,
+    /// The budget is a hard limit, as in datagen before issue 49: the search stops in the
+    /// middle of the iteration it runs out in, whose nodes are thrown away.
+    Hard,
+}
+
+/// With `NodeLimit::Soft`, an iteration still running at this many times the budget is
+/// cut off (the one before it is played). The iteration a budget runs out in often costs
+/// several times all those before it: in self-play at budgets of 2,500 to 5,000 nodes,
+/// 10-14% of the moves passed 4 times the budget and about 1.5% reached 8 times. A cap of
+/// 4 would send a tenth of the moves back to a shallower iteration; 8 guards against the
+/// rare explosion only.
+pub const HARD_NODES_PER_SOFT: u64 = 8;
+
 /// Settings of a run (the command-line flags).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Config {
     pub out: PathBuf,
     /// The evaluation the games are played with: a network, or `None` for the hand-crafted one.
@@ -52,18 +75,23 @@ pub struct Config {
     pub positions: Option<u64>,
     pub seed: u64,
     pub threads: usize,
+    /// The node budget of a move.
     pub nodes: u64,
+    pub node_limit: NodeLimit,
+    /// The node budget of an opening's verification search (kept to `node_limit` too).
+    pub verify_nodes: u64,
+    /// Openings the verification search scores beyond this (centipawns) are drawn again.
+    pub opening_max_score: i32,
     /// FENs to start from (empty: the start position).
     pub book: Vec<String>,
     pub random_plies: (u32, u32),
+    /// Games reaching a covered position end with its tablebase result (none: no tables).
+    pub tablebases: Tablebases,
     pub format: Format,
     /// Print progress to stderr.
     pub verbose: bool,
 }
 
-/// Openings whose score is beyond this (centipawns) are drawn again: a decided position
-/// teaches little and ends the game at once.
-const MAX_OPENING_SCORE: i32 = 1000;
 /// A score this large for `WIN_PLIES` plies in a row decides the game.
 const WIN_SCORE: i32 = 2500;
 const WIN_PLIES: u32 = 6;
@@ -95,6 +123,14 @@ struct FinishedGame {
     positions: u64,
     result: GameResult,
     plies: u32,
+    /// Ended by a tablebase probe.
+    by_tablebase: bool,
+    /// Openings drawn for it (the verification search threw away all but the last).
+    opening_tries: u32,
+    /// The game's move searches, and their nodes and depths reached, summed.
+    searches: u64,
+    nodes: u64,
+    depths: u64,
 }
 
 /// Reads the `--book` file: one position per line, EPD or FEN (operations are ignored).
@@ -275,8 +311,16 @@ pub fn run(config: &Config) -> io::Result<Totals> {
         }
     }
     stop.store(true, Ordering::Relaxed);
+    let mut panicked = false;
     for worker in workers {
-        let _ = worker.join();
+        panicked |= worker.join().is_err();
+    }
+    if panicked {
+        // The games before the failed one are in the file and counted; a rerun resumes.
+        return Err(io::Error::other(format!(
+            "a game thread failed after game {} (see above)",
+            totals.games
+        )));
     }
     if config.verbose {
         eprintln!("{}", stats.line(totals, config.format, start.elapsed()));
@@ -316,60 +360,25 @@ fn game_rng(seed: u64, number: u64) -> StdRng {
     StdRng::seed_from_u64(seed ^ number.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
-fn search(
+/// Searches `pos` within `nodes` under the run's node limit.
+fn search_move(
     searcher: &mut Searcher,
     pos: &mut Position,
-    nodes: u64,
-) -> (Option<shakmaty::Move>, i32) {
-    let limits = Limits {
-        nodes: Some(nodes),
-        ..Limits::default()
-    };
-    let result = searcher.search(pos, limits, &mut |_| {});
-    (result.best_move, result.score)
-}
-
-/// A random opening: a book position (or the start) and some random legal plies, drawn
-/// again until the game is not over and the search does not find it decided.
-fn opening(
     config: &Config,
-    rng: &mut StdRng,
-    tt: &TranspositionTable,
-    searcher: &mut Searcher,
-) -> Position {
-    loop {
-        let mut pos = if config.book.is_empty() {
-            Position::default()
-        } else {
-            let fen = &config.book[rng.random_range(0..config.book.len())];
-            match Position::from_fen(fen, false) {
-                Ok(p) => p,
-                Err(_) => continue,
-            }
-        };
-        let (low, high) = config.random_plies;
-        let plies = rng.random_range(low..=high.max(low));
-        let mut playable = true;
-        for _ in 0..plies {
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
-                playable = false;
-                break;
-            }
-            let m = moves[rng.random_range(0..moves.len())];
-            pos.make_move(m);
-        }
-        if !playable || pos.legal_moves().is_empty() {
-            continue;
-        }
-        let mut pos = pos.without_history();
-        tt.clear();
-        searcher.clear();
-        let (_, score) = search(searcher, &mut pos, config.nodes);
-        if score.abs() <= MAX_OPENING_SCORE {
-            return pos;
-        }
-    }
+    nodes: u64,
+) -> SearchResult {
+    let limits = match config.node_limit {
+        NodeLimit::Soft => Limits {
+            soft_nodes: Some(nodes),
+            hard_nodes: Some(nodes.saturating_mul(HARD_NODES_PER_SOFT)),
+            ..Limits::default()
+        },
+        NodeLimit::Hard => Limits {
+            hard_nodes: Some(nodes),
+            ..Limits::default()
+        },
+    };
+    searcher.search(pos, limits, &mut |_| {})
 }
 
 /// Plays game `number` to its end and returns it in the run's format.
@@ -380,7 +389,8 @@ fn play_game(
     searcher: &mut Searcher,
 ) -> FinishedGame {
     let mut rng = game_rng(config.seed, number);
-    let mut pos = opening(config, &mut rng, tt, searcher);
+    let opening = opening::opening(config, &mut rng, tt, searcher);
+    let mut pos = opening.position;
     tt.clear();
     searcher.clear();
     let start = pos.board().clone();
@@ -389,6 +399,7 @@ fn play_game(
     let mut positions: Vec<(shakmaty::Chess, i16)> = Vec::new();
     let (mut winning_plies, mut drawn_plies, mut plies) = (0u32, 0u32, 0u32);
     let mut last_sign = 0;
+    let (mut nodes, mut depths, mut by_tablebase) = (0, 0, false);
     let result = loop {
         let turn = pos.turn();
         if pos.legal_moves().is_empty() {
@@ -401,11 +412,23 @@ fn play_game(
         if pos.is_repetition() || pos.is_fifty_move_draw() || pos.is_insufficient_material() {
             break GameResult::Draw;
         }
+        // The tables know the result: playing on would only add noise to it.
+        if let Some(outcome) = config.tablebases.probe_outcome(pos.board()) {
+            by_tablebase = true;
+            break match outcome {
+                Outcome::Win => GameResult::win_for(turn),
+                Outcome::Draw => GameResult::Draw,
+                Outcome::Loss => GameResult::win_for(!turn),
+            };
+        }
         if plies >= MAX_GAME_PLIES {
             break GameResult::Draw;
         }
-        let (best, score) = search(searcher, &mut pos, config.nodes);
-        let Some(best) = best else {
+        let searched = search_move(searcher, &mut pos, config, config.nodes);
+        nodes += searcher.nodes();
+        depths += searched.depth.max(0) as u64;
+        let score = searched.score;
+        let Some(best) = searched.best_move else {
             break GameResult::Draw;
         };
         let white_score = if turn == Color::White { score } else { -score };
@@ -448,6 +471,7 @@ fn play_game(
         pos.make_move(best);
         plies += 1;
     };
+    let search_count = searches.len() as u64;
     let bytes = match config.format {
         Format::Records => {
             let mut records = Vec::with_capacity(positions.len() * RECORD_BYTES);
@@ -473,6 +497,11 @@ fn play_game(
         positions: positions.len() as u64,
         result,
         plies,
+        by_tablebase,
+        opening_tries: opening.tries,
+        searches: search_count,
+        nodes,
+        depths,
     }
 }
 
@@ -484,6 +513,13 @@ struct RunStats {
     plies: u64,
     /// White wins, draws, Black wins.
     results: [u64; 3],
+    by_tablebase: u64,
+    opening_tries: u64,
+    /// The move searches (one a ply, and one for a game's last position when it ended on
+    /// that search's score), and their nodes and depths reached.
+    searches: u64,
+    nodes: u64,
+    depths: u64,
 }
 
 impl RunStats {
@@ -491,6 +527,11 @@ impl RunStats {
         self.games += 1;
         self.records += game.positions;
         self.plies += u64::from(game.plies);
+        self.by_tablebase += u64::from(game.by_tablebase);
+        self.opening_tries += u64::from(game.opening_tries);
+        self.searches += game.searches;
+        self.nodes += game.nodes;
+        self.depths += game.depths;
         self.results[match game.result {
             GameResult::WhiteWin => 0,
             GameResult::Draw => 1,
@@ -507,9 +548,16 @@ impl RunStats {
                 totals.bytes as f64 / totals.records.max(1) as f64
             ),
         };
+        let tablebase = if self.by_tablebase > 0 {
+            format!(", {} ended by the tablebases", self.by_tablebase)
+        } else {
+            String::new()
+        };
+        let searches = self.searches.max(1) as f64;
         format!(
-            "datagen: {} games ({} this run, +{}={}-{} for White), {} positions in the file \
-             ({} this run), {:.0} positions/s, {:.2} games/s, {:.0} plies a game{size}",
+            "datagen: {} games ({} this run, +{}={}-{} for White{tablebase}), {} positions in \
+             the file ({} this run), {:.0} positions/s, {:.2} games/s, {:.0} plies a game, \
+             {:.0} nodes and depth {:.1} a move, {:.2} openings drawn a game{size}",
             totals.games,
             self.games,
             self.results[0],
@@ -519,7 +567,10 @@ impl RunStats {
             self.records,
             self.records as f64 / secs,
             self.games as f64 / secs,
-            self.plies as f64 / self.games.max(1) as f64
+            self.plies as f64 / self.games.max(1) as f64,
+            self.nodes as f64 / searches,
+            self.depths as f64 / searches,
+            self.opening_tries as f64 / self.games.max(1) as f64,
         )
     }
 }
