@@ -68,8 +68,6 @@ pub struct SearchConfig {
     /// Staged move picker with counter-move, continuation and capture history; off, every
     /// node orders its full move list like the root does.
     pub staged_move_ordering: bool,
-    /// Off by default until it passes an SPRT (docs/results.md).
-    pub internal_iterative_reduction: bool,
     /// Singular extension with multi-cut: on, SPRT passed.
     pub singular_extension: bool,
     /// Probe and store the TT in quiescence: on, SPRT passed (with `tt_eval_correction`).
@@ -79,13 +77,8 @@ pub struct SearchConfig {
     pub tt_eval_correction: bool,
     /// One more ply of LMR at expected cut nodes.
     pub cut_node_reductions: bool,
-    /// Drop late quiet moves with very bad history at shallow depth.
-    pub history_pruning: bool,
     /// Shift the static eval by the pawn- and material-keyed correction history.
     pub correction_history: bool,
-    /// A good capture that beats beta by a margin in a shallower search cuts the node.
-    /// Off until it passes an SPRT (docs/results.md).
-    pub probcut: bool,
     /// The adaptive soft limit: scale it by best-move stability, the best move's
     /// share of root nodes and score drops.
     pub dynamic_time: bool,
@@ -106,14 +99,11 @@ impl Default for SearchConfig {
             mate_distance_pruning: true,
             shallow_pruning: true,
             staged_move_ordering: true,
-            internal_iterative_reduction: false,
             singular_extension: true,
             qsearch_tt: true,
             tt_eval_correction: true,
             cut_node_reductions: false,
-            history_pruning: false,
             correction_history: true,
-            probcut: false,
             dynamic_time: true,
         }
     }
@@ -130,14 +120,11 @@ impl SearchConfig {
             late_move_reductions: false,
             see: false,
             shallow_pruning: false,
-            internal_iterative_reduction: false,
             singular_extension: false,
             qsearch_tt: false,
             tt_eval_correction: false,
             cut_node_reductions: false,
-            history_pruning: false,
             correction_history: false,
-            probcut: false,
             dynamic_time: false,
             ..SearchConfig::default()
         }
@@ -160,14 +147,11 @@ impl SearchConfig {
             mate_distance_pruning: false,
             shallow_pruning: false,
             staged_move_ordering: false,
-            internal_iterative_reduction: false,
             singular_extension: false,
             qsearch_tt: false,
             tt_eval_correction: false,
             cut_node_reductions: false,
-            history_pruning: false,
             correction_history: false,
-            probcut: false,
             dynamic_time: false,
         }
     }

@@ -125,14 +125,6 @@ impl MovePicker {
         self.score_tactical();
     }
 
-    /// A new picker of `fill_tactical`'s moves (quiescence itself reuses per-ply pickers).
-    #[inline]
-    pub fn qsearch_tactical(board: &Chess) -> MovePicker {
-        let mut picker = MovePicker::empty();
-        picker.fill_tactical(board);
-        picker
-    }
-
     #[inline]
     fn score_tactical(&mut self) {
         for (i, &m) in self.moves.iter().enumerate() {

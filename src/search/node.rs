@@ -143,17 +143,6 @@ pub fn negamax(
         }
     }
 
-    // Step 4a. Internal iterative reduction: without a TT move the ordering is poor and
-    // the node likely unimportant, so search it a ply shallower (the next visit has a move).
-    if s.config.internal_iterative_reduction
-        && (is_pv_node || cut_node)
-        && depth >= IIR_MIN_DEPTH
-        && tt_move.is_none()
-        && excluded.is_none()
-    {
-        depth -= 1;
-    }
-
     // The TT keeps the raw evaluation; the correction history is applied on top each time.
     let raw_eval = if in_check {
         -INFINITY
@@ -238,33 +227,6 @@ pub fn negamax(
                 if verified >= beta {
                     return score;
                 }
-            }
-        }
-    }
-
-    // Step 6b. Probcut: a capture that wins enough material to stay well above beta in a
-    // shallower search almost surely refutes the opponent's last move.
-    if s.config.probcut
-        && excluded.is_none()
-        && !is_pv_node
-        && !in_check
-        && depth >= PROBCUT_MIN_DEPTH
-        && beta.abs() < TB_WIN_BOUND
-    {
-        let probcut_beta = beta + PROBCUT_MARGIN;
-        // A table entry from nearly this depth that already failed below the bar says the
-        // captures will not reach it either.
-        let refuted = tt_entry.is_some_and(|e| {
-            i32::from(e.depth) > depth - PROBCUT_REDUCTION
-                && score_from_tt(e.score, ply) < probcut_beta
-        });
-        if !refuted {
-            let search = (depth, ply, probcut_beta, static_eval, cut_node);
-            if let Some(score) = probcut(s, pos, search, raw_eval) {
-                return score;
-            }
-            if s.stopped {
-                return 0;
             }
         }
     }
@@ -390,16 +352,6 @@ pub fn negamax(
         {
             skip_quiets = true;
             picker.skip_quiets();
-            continue;
-        }
-        if prune
-            && s.config.history_pruning
-            && is_quiet
-            && !in_check
-            && depth <= HISTORY_PRUNE_MAX_DEPTH
-            && !killers.contains(&Some(m))
-            && s.history.quiet_score(turn, m, &ctx) < -HISTORY_PRUNE_PER_DEPTH * depth
-        {
             continue;
         }
         if prune && depth <= SEE_PRUNE_MAX_DEPTH {
@@ -534,52 +486,6 @@ pub fn negamax(
         );
     }
     best_score
-}
-
-/// Probcut's move loop: captures (and queen promotions) whose exchange alone covers the gap
-/// from the static eval to `probcut_beta`, each verified by quiescence and then by a
-/// null-window search PROBCUT_REDUCTION plies shallower. Returns the proving score, stored
-/// as a lower bound.
-fn probcut(
-    s: &mut Searcher,
-    pos: &mut Position,
-    (depth, ply, probcut_beta, static_eval, cut_node): (i32, usize, i32, i32, bool),
-    raw_eval: i32,
-) -> Option<i32> {
-    let mut picker = MovePicker::qsearch_tactical(pos.board());
-    while let Some(m) = picker.next_move() {
-        if !see_at_least(pos.board(), m, probcut_beta - static_eval) {
-            continue;
-        }
-        pos.make_move(m);
-        s.tt.prefetch(pos.key());
-        let mut score = -qsearch::qsearch(s, pos, ply + 1, -probcut_beta, -probcut_beta + 1);
-        if score >= probcut_beta && !s.stopped {
-            let reduced = depth - PROBCUT_REDUCTION;
-            score = -negamax(
-                s,
-                pos,
-                reduced,
-                ply + 1,
-                -probcut_beta,
-                -probcut_beta + 1,
-                !cut_node,
-            );
-        }
-        pos.unmake_move();
-        if s.stopped {
-            return None;
-        }
-        if score >= probcut_beta {
-            if s.config.use_tt {
-                let window = (score, probcut_beta - 1, probcut_beta);
-                let stored_depth = depth - PROBCUT_REDUCTION + 1;
-                s.store_result(pos.key(), ply, stored_depth, window, Some(m), raw_eval);
-            }
-            return Some(score);
-        }
-    }
-    None
 }
 
 /// The value of a horizon node without quiescence: terminal states are scored exactly,

@@ -127,28 +127,11 @@ pub const FUTILITY_MAX_DEPTH: i32 = 6;
 /// SEE pruning up to this depth (thresholds: SEE_PRUNE_QUIET_PER_DEPTH, _CAPTURE_PER_DEPTH).
 pub const SEE_PRUNE_MAX_DEPTH: i32 = 8;
 
-/// History pruning: at depth <= HISTORY_PRUNE_MAX_DEPTH a quiet move whose combined
-/// history (butterfly + two continuation tables, each within +-HISTORY_MAX) is below
-/// -HISTORY_PRUNE_PER_DEPTH * depth is not searched.
-pub const HISTORY_PRUNE_MAX_DEPTH: i32 = 4;
-pub const HISTORY_PRUNE_PER_DEPTH: i32 = 4096;
-
-/// Internal iterative reduction: PV and expected cut nodes without a TT move are searched
-/// one ply shallower from this depth on.
-pub const IIR_MIN_DEPTH: i32 = 4;
-
 /// Singular extensions: from SE_MIN_DEPTH, when the TT entry is at most SE_TT_DEPTH_MARGIN
 /// plies shallower than the node and not an upper bound, the other moves are searched at
 /// half depth against the TT score minus SE_MARGIN_PER_DEPTH cp per ply.
 pub const SE_MIN_DEPTH: i32 = 8;
 pub const SE_TT_DEPTH_MARGIN: i32 = 3;
-
-/// Probcut: from PROBCUT_MIN_DEPTH, a capture that beats beta + PROBCUT_MARGIN in
-/// quiescence and then in a search PROBCUT_REDUCTION plies shallower than the node proves a
-/// cutoff; the result is stored as a lower bound PROBCUT_REDUCTION - 1 plies shallower.
-pub const PROBCUT_MIN_DEPTH: i32 = 7;
-pub const PROBCUT_MARGIN: i32 = 250;
-pub const PROBCUT_REDUCTION: i32 = 4;
 
 /// Correction history (search/correction.rs): 2^bits entries per table and side, in units
 /// of 1/CORRECTION_GRAIN cp, each within +-CORRECTION_LIMIT (64 cp). A node of depth d
