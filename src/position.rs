@@ -1,5 +1,6 @@
 //! The engine's view of a game: shakmaty's `Chess` board plus an incrementally kept
-//! Zobrist key and the key history needed for repetition detection.
+//! Zobrist key (and keys of parts of the board, for the correction history) and the key
+//! history needed for repetition detection.
 //!
 //! Moves are made copy-make: every ply pushes a fresh copy of the board, so unmaking a
 //! move is a pop and can never leave a board half restored.
@@ -8,7 +9,7 @@ use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::{Zobrist64, ZobristValue};
 use shakmaty::{
-    CastlingMode, CastlingSide, Chess, Color, EnPassantMode, File, Move, MoveList, Piece,
+    Board, CastlingMode, CastlingSide, Chess, Color, EnPassantMode, File, Move, MoveList, Piece,
     Position as _, Role, Square,
 };
 
@@ -24,6 +25,48 @@ struct Ply {
     plies_since_null: usize,
     /// The en passant part of `key` (0 when there is no legal en passant capture).
     ep_key: u64,
+    piece_keys: PieceKeys,
+}
+
+/// Zobrist keys of parts of the board, each the XOR of the full key's piece-square values
+/// over some of the pieces, kept incrementally like the full key. The correction history
+/// indexes its tables by them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PieceKeys {
+    pub pawns: u64,
+    /// Each colour's pieces other than pawns (the king included), by `Color as usize`.
+    pub non_pawn: [u64; 2],
+    /// Knights, bishops and kings of both colours.
+    pub minor: u64,
+    /// Rooks, queens and kings of both colours.
+    pub major: u64,
+}
+
+impl PieceKeys {
+    pub fn from_scratch(board: &Board) -> PieceKeys {
+        let mut keys = PieceKeys::default();
+        for (square, piece) in board.clone() {
+            keys.toggle(square, piece.color, piece.role);
+        }
+        keys
+    }
+
+    /// Puts a piece on `square` or takes it off.
+    #[inline]
+    fn toggle(&mut self, square: Square, color: Color, role: Role) {
+        let value = piece_key(square, color, role);
+        if role == Role::Pawn {
+            self.pawns ^= value;
+            return;
+        }
+        self.non_pawn[color as usize] ^= value;
+        if matches!(role, Role::Knight | Role::Bishop | Role::King) {
+            self.minor ^= value;
+        }
+        if matches!(role, Role::Rook | Role::Queen | Role::King) {
+            self.major ^= value;
+        }
+    }
 }
 
 pub struct Position {
@@ -102,12 +145,24 @@ fn castling_key(board: &Chess) -> u64 {
 }
 
 /// The key of `after` (the result of playing `m` on `before`, whose key is `key` with en
-/// passant part `before_ep`), from the squares the move changes, and its en passant part.
-/// Equal to `key_from_scratch(after)`; the perft key walk test checks that at every node.
+/// passant part `before_ep`), from the squares the move changes, and its en passant part;
+/// `piece_keys` (`before`'s) become `after`'s. Equal to `key_from_scratch(after)` and
+/// `PieceKeys::from_scratch`; the perft key walk test checks that at every node.
 #[inline]
-fn updated_key(before: &Chess, after: &Chess, mut key: u64, before_ep: u64, m: Move) -> (u64, u64) {
+fn updated_key(
+    before: &Chess,
+    after: &Chess,
+    mut key: u64,
+    before_ep: u64,
+    m: Move,
+    piece_keys: &mut PieceKeys,
+) -> (u64, u64) {
     let us = before.turn();
     key ^= z(Zobrist64::zobrist_for_white_turn());
+    let mut toggle = |square: Square, color: Color, role: Role| {
+        key ^= piece_key(square, color, role);
+        piece_keys.toggle(square, color, role);
+    };
     match m {
         Move::Normal {
             role,
@@ -116,16 +171,16 @@ fn updated_key(before: &Chess, after: &Chess, mut key: u64, before_ep: u64, m: M
             to,
             promotion,
         } => {
-            key ^= piece_key(from, us, role);
-            key ^= piece_key(to, us, promotion.unwrap_or(role));
+            toggle(from, us, role);
+            toggle(to, us, promotion.unwrap_or(role));
             if let Some(captured) = capture {
-                key ^= piece_key(to, !us, captured);
+                toggle(to, !us, captured);
             }
         }
         Move::EnPassant { from, to } => {
-            key ^= piece_key(from, us, Role::Pawn);
-            key ^= piece_key(to, us, Role::Pawn);
-            key ^= piece_key(Square::from_coords(to.file(), from.rank()), !us, Role::Pawn);
+            toggle(from, us, Role::Pawn);
+            toggle(to, us, Role::Pawn);
+            toggle(Square::from_coords(to.file(), from.rank()), !us, Role::Pawn);
         }
         Move::Castle { king, rook } => {
             let rank = king.rank();
@@ -134,12 +189,15 @@ fn updated_key(before: &Chess, after: &Chess, mut key: u64, before_ep: u64, m: M
             } else {
                 (File::C, File::D)
             };
-            key ^= piece_key(king, us, Role::King);
-            key ^= piece_key(rook, us, Role::Rook);
-            key ^= piece_key(Square::from_coords(king_file, rank), us, Role::King);
-            key ^= piece_key(Square::from_coords(rook_file, rank), us, Role::Rook);
+            toggle(king, us, Role::King);
+            toggle(rook, us, Role::Rook);
+            toggle(Square::from_coords(king_file, rank), us, Role::King);
+            toggle(Square::from_coords(rook_file, rank), us, Role::Rook);
         }
-        Move::Put { .. } => return (key_from_scratch(after), ep_key(after)),
+        Move::Put { .. } => {
+            *piece_keys = PieceKeys::from_scratch(after.board());
+            return (key_from_scratch(after), ep_key(after));
+        }
     }
     // Castling rights only change when a king or rook moves or a rook is captured.
     if before.castles().castling_rights() != after.castles().castling_rights() {
@@ -164,6 +222,7 @@ impl Position {
     pub fn from_board(board: Chess, castling_mode: CastlingMode) -> Position {
         let key = key_from_scratch(&board);
         let ep_key = ep_key(&board);
+        let piece_keys = PieceKeys::from_scratch(board.board());
         let mut plies = Vec::with_capacity(512);
         plies.push(Ply {
             board,
@@ -171,6 +230,7 @@ impl Position {
             last_move: None,
             plies_since_null: usize::MAX / 2,
             ep_key,
+            piece_keys,
         });
         Position {
             plies,
@@ -246,6 +306,16 @@ impl Position {
         self.plies.last().expect("position always has a ply").key
     }
 
+    /// The keys of parts of the board (pawns, each colour's other pieces, minor and major
+    /// pieces).
+    #[inline]
+    pub fn piece_keys(&self) -> PieceKeys {
+        self.plies
+            .last()
+            .expect("position always has a ply")
+            .piece_keys
+    }
+
     #[inline]
     pub fn turn(&self) -> Color {
         self.board().turn()
@@ -310,7 +380,14 @@ impl Position {
         let (older, newest) = self.plies.split_at_mut(n);
         let (before, after) = (&older[n - 1], &mut newest[0]);
         after.board.play_unchecked(m);
-        let (key, ep_key) = updated_key(&before.board, &after.board, before.key, before.ep_key, m);
+        let (key, ep_key) = updated_key(
+            &before.board,
+            &after.board,
+            before.key,
+            before.ep_key,
+            m,
+            &mut after.piece_keys,
+        );
         after.key = key;
         after.ep_key = ep_key;
         after.last_move = Some(m);
@@ -325,12 +402,14 @@ impl Position {
         };
         let key = key_from_scratch(&board);
         let ep_key = ep_key(&board);
+        let piece_keys = current.piece_keys;
         self.plies.push(Ply {
             board,
             key,
             last_move: None,
             plies_since_null: 0,
             ep_key,
+            piece_keys,
         });
         true
     }
@@ -426,6 +505,57 @@ mod tests {
         pos.play_uci_moves(["e2e4", "d7d5", "e4d5", "c7c5", "d5c6", "g8f6", "e1e2"])
             .unwrap();
         assert_eq!(pos.key(), key_from_scratch(pos.board()));
+    }
+
+    /// Along random games (castling, en passant and promotions included), the piece keys
+    /// kept move by move are those computed from the board, and each holds exactly its
+    /// pieces.
+    #[test]
+    fn incremental_piece_keys_match_scratch_along_random_games() {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(7);
+        let (mut castles, mut en_passants, mut promotions) = (0, 0, 0);
+        for game in 0..400 {
+            let mut pos = if game % 2 == 0 {
+                Position::default()
+            } else {
+                Position::from_fen("r3k2r/1P4p1/8/3pP3/8/8/6p1/R3K2R w KQkq d6 0 1", false).unwrap()
+            };
+            for _ in 0..200 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let m = moves[rng.random_range(0..moves.len())];
+                castles += u32::from(m.is_castle());
+                en_passants += u32::from(m.is_en_passant());
+                promotions += u32::from(m.is_promotion());
+                pos.make_move(m);
+                let scratch = PieceKeys::from_scratch(pos.board().board());
+                assert_eq!(pos.piece_keys(), scratch, "{}", pos.fen());
+                if rng.random_range(0..8) == 0 && pos.make_null_move() {
+                    assert_eq!(pos.piece_keys(), scratch);
+                    pos.unmake_move();
+                }
+            }
+        }
+        assert!(castles > 0 && en_passants > 0 && promotions > 0);
+        // Each key holds its own pieces: a lone white knight is in White's non-pawn key and
+        // the minor key, not in the major key.
+        let board = Position::from_fen("4k3/8/8/8/8/8/8/1N2K3 w - - 0 1", false).unwrap();
+        let kings = Position::from_fen("4k3/8/8/8/8/8/8/4K3 w - - 0 1", false).unwrap();
+        let (a, b) = (board.piece_keys(), kings.piece_keys());
+        let knight = piece_key(Square::B1, Color::White, Role::Knight);
+        assert_eq!(
+            a.non_pawn[Color::White as usize],
+            b.non_pawn[Color::White as usize] ^ knight
+        );
+        assert_eq!(a.minor, b.minor ^ knight);
+        assert_eq!(
+            (a.major, a.pawns, a.non_pawn[Color::Black as usize]),
+            (b.major, b.pawns, b.non_pawn[Color::Black as usize])
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use basalt::perft::{parse_suite_line, perft, SuiteEntry};
-use basalt::position::{key_from_scratch, Position};
+use basalt::position::{key_from_scratch, PieceKeys, Position};
 use shakmaty::zobrist::{Zobrist64, ZobristValue};
 use shakmaty::{Move, Position as _};
 
@@ -299,9 +299,9 @@ struct KeyWalk {
     promotions: u64,
 }
 
-/// Walks the perft tree below `pos`, asserting at every node that the incremental key is
-/// the from-scratch key, that unmaking restores it, and that a null move changes exactly
-/// the side to move and the en-passant file.
+/// Walks the perft tree below `pos`, asserting at every node that the incremental key (and
+/// the piece keys beside it) is the from-scratch key, that unmaking restores it, and that a
+/// null move changes exactly the side to move and the en-passant file.
 fn walk_keys(pos: &mut Position, depth: u32, path: &mut Vec<Move>, walk: &mut KeyWalk) {
     walk.nodes += 1;
     let key = pos.key();
@@ -310,6 +310,14 @@ fn walk_keys(pos: &mut Position, depth: u32, path: &mut Vec<Move>, walk: &mut Ke
         panic!(
             "{}: incremental key {key:#018x}, from scratch {scratch:#018x}",
             describe(pos, &walk.root, path)
+        );
+    }
+    let piece_keys = PieceKeys::from_scratch(pos.board().board());
+    if pos.piece_keys() != piece_keys {
+        panic!(
+            "{}: incremental piece keys {:?}, from scratch {piece_keys:?}",
+            describe(pos, &walk.root, path),
+            pos.piece_keys()
         );
     }
     if depth == 0 {
@@ -346,6 +354,7 @@ fn walk_keys(pos: &mut Position, depth: u32, path: &mut Vec<Move>, walk: &mut Ke
             describe(pos, &walk.root, path)
         );
         assert_eq!(pos.key(), key_from_scratch(pos.board()));
+        assert_eq!(pos.piece_keys(), piece_keys, "null move piece keys");
         pos.unmake_move();
         assert_eq!(
             pos.key(),

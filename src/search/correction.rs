@@ -1,79 +1,184 @@
 //! Correction history: what the search has learnt about how far the static evaluation
-//! misjudges positions with a given pawn structure or a given material balance.
+//! misjudges positions that share some feature with the current one.
 //!
-//! After a node is searched, the gap between its search score and its (corrected) static
-//! eval is blended into two tables, one indexed by a hash of the pawns, one by a hash of
-//! the piece counts, per side to move. The static eval of later nodes is shifted by the
-//! average of their two entries, so pruning decisions that read the eval (reverse
-//! futility, null move, futility, improving) start from a better estimate.
+//! Each table holds, per side to move, the errors seen with one kind of key:
+//!
+//! - pawns: the pawn structure;
+//! - material: the piece counts;
+//! - non-pawn, one table per colour: where that colour's knights, bishops, rooks, queens
+//!   and king stand;
+//! - minor: where the knights, bishops and kings of both colours stand;
+//! - major: where the rooks, queens and kings of both colours stand;
+//! - continuation: the (piece, to-square) pairs of the last two moves (the pieces' colours
+//!   say whose turn it is).
+//!
+//! After a node is searched, the gap between its search score and its corrected static eval
+//! is blended into its entry of each table in use, as a weighted average in which old values
+//! fade. The static eval of later nodes is shifted by a weighted sum of their entries, so
+//! pruning decisions that read the eval (reverse futility, null move, futility, improving)
+//! start from a better estimate. As the gap is measured from the corrected eval, each table
+//! learns what the others leave uncorrected.
+//!
+//! The board-keyed tables are indexed by the top bits of Zobrist keys of those pieces,
+//! which `Position` keeps move by move (`PieceKeys`), the material table by a hash of the
+//! counts. A node's entries are scattered over 1.5 MB, so a parent asks for the cache lines
+//! of its child's entries as soon as it has made the move (`prefetch`).
 
 use shakmaty::{Board, Chess, Color, Position, Role};
 
+use super::history::PieceTo;
 use super::params::*;
+use crate::position::Position as EnginePosition;
 use crate::score::*;
 
-/// The two table indices of a position, computed once per node.
+/// Which tables are in use (the `SearchConfig` switches).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CorrectionKeys {
-    pawns: usize,
-    material: usize,
+pub struct CorrectionTables {
+    pub pawns_and_material: bool,
+    pub non_pawn: bool,
+    pub minor: bool,
+    pub major: bool,
+    pub continuation: bool,
 }
 
-/// Multiplicative hashing (odd 64-bit constants), top bits as the index.
-#[inline]
-fn mix(x: u64, k: u64) -> u64 {
-    x.wrapping_mul(k)
-}
-
-#[inline]
-fn index_of(hash: u64) -> usize {
-    (hash >> (64 - CORRECTION_TABLE_BITS)) as usize
-}
-
-impl CorrectionKeys {
+impl CorrectionTables {
     #[inline]
-    pub fn of(board: &Board) -> CorrectionKeys {
-        let white = board.white();
-        let pawns = board.pawns();
-        let pawn_hash = mix((pawns & white).0, 0x9E37_79B9_7F4A_7C15)
-            ^ mix((pawns & !white).0.rotate_left(32), 0xC2B2_AE3D_27D4_EB4F);
-        // Piece counts, four bits each: pawns, knights, bishops, rooks, queens per colour.
-        let mut counts = 0u64;
-        for role in Role::ALL {
-            if role == Role::King {
-                continue;
-            }
-            for color in Color::ALL {
-                let n = (board.by_role(role) & board.by_color(color)).count() as u64;
-                counts = counts << 4 | n.min(15);
-            }
-        }
-        CorrectionKeys {
-            pawns: index_of(pawn_hash),
-            material: index_of(mix(counts, 0xD6E8_FEB8_6659_FD93)),
+    pub fn any(self) -> bool {
+        self.pawns_and_material || self.non_pawn || self.minor || self.major || self.continuation
+    }
+}
+
+/// The tables indexed by a key of part of the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Keyed {
+    Pawns,
+    Material,
+    WhiteNonPawn,
+    BlackNonPawn,
+    Minor,
+    Major,
+}
+
+impl Keyed {
+    const ALL: [Keyed; 6] = [
+        Keyed::Pawns,
+        Keyed::Material,
+        Keyed::WhiteNonPawn,
+        Keyed::BlackNonPawn,
+        Keyed::Minor,
+        Keyed::Major,
+    ];
+
+    /// What an entry of this table counts for, in 1/CORRECTION_WEIGHT_ONE.
+    #[inline]
+    fn weight(self) -> i32 {
+        match self {
+            Keyed::Pawns => PAWN_CORRECTION_WEIGHT.get(),
+            Keyed::Material => MATERIAL_CORRECTION_WEIGHT.get(),
+            Keyed::WhiteNonPawn | Keyed::BlackNonPawn => NON_PAWN_CORRECTION_WEIGHT.get(),
+            Keyed::Minor => MINOR_CORRECTION_WEIGHT.get(),
+            Keyed::Major => MAJOR_CORRECTION_WEIGHT.get(),
         }
     }
 }
 
-type Table = [[i16; 1 << CORRECTION_TABLE_BITS]; 2];
+const KEYED_TABLES: usize = Keyed::ALL.len();
+const KEYED_ENTRIES: usize = 1 << CORRECTION_TABLE_BITS;
+const CONTINUATION_ENTRIES: usize = PieceTo::COUNT * PieceTo::COUNT;
 
-pub struct CorrectionHistory {
-    pawns: Box<Table>,
-    material: Box<Table>,
+/// A position's entry in each table in use (`None`: the table is off, or for the
+/// continuation table, one of the last two plies was not a move), computed once per node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorrectionKeys {
+    keyed: [Option<u32>; KEYED_TABLES],
+    continuation: Option<u32>,
 }
 
-fn empty_table() -> Box<Table> {
-    vec![[0i16; 1 << CORRECTION_TABLE_BITS]; 2]
-        .into_boxed_slice()
-        .try_into()
-        .expect("two colours")
+#[inline]
+fn index_of(key: u64) -> u32 {
+    (key >> (64 - CORRECTION_TABLE_BITS)) as u32
+}
+
+/// Piece counts, four bits each (pawns, knights, bishops, rooks, queens per colour),
+/// spread by a multiply, a xor-shift and a multiply so the top bits depend on all of them.
+#[inline(always)]
+fn material_key(board: &Board) -> u64 {
+    let mut counts = 0u64;
+    for role in Role::ALL {
+        if role == Role::King {
+            continue;
+        }
+        for color in Color::ALL {
+            let n = (board.by_role(role) & board.by_color(color)).count() as u64;
+            counts = counts << 4 | n.min(15);
+        }
+    }
+    let h = counts.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h ^ (h >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
+}
+
+/// The continuation entry: the (piece, to-square) pairs of the last two moves, when both
+/// plies were moves (not a null move, not before the first move of the game).
+#[inline(always)]
+fn continuation_index(pos: &EnginePosition) -> Option<u32> {
+    let turn = pos.turn();
+    let previous = PieceTo::of(!turn, pos.recent_move(1)?);
+    let previous2 = PieceTo::of(turn, pos.recent_move(2)?);
+    Some((previous2.index() * PieceTo::COUNT + previous.index()) as u32)
+}
+
+impl CorrectionKeys {
+    #[inline(always)]
+    pub fn of(pos: &EnginePosition, tables: CorrectionTables) -> CorrectionKeys {
+        let pieces = pos.piece_keys();
+        let mut keyed = [None; KEYED_TABLES];
+        let mut set = |table: Keyed, key: u64| keyed[table as usize] = Some(index_of(key));
+        if tables.pawns_and_material {
+            set(Keyed::Pawns, pieces.pawns);
+            set(Keyed::Material, material_key(pos.board().board()));
+        }
+        if tables.non_pawn {
+            set(Keyed::WhiteNonPawn, pieces.non_pawn[Color::White as usize]);
+            set(Keyed::BlackNonPawn, pieces.non_pawn[Color::Black as usize]);
+        }
+        if tables.minor {
+            set(Keyed::Minor, pieces.minor);
+        }
+        if tables.major {
+            set(Keyed::Major, pieces.major);
+        }
+        CorrectionKeys {
+            keyed,
+            continuation: if tables.continuation {
+                continuation_index(pos)
+            } else {
+                None
+            },
+        }
+    }
+}
+
+/// [side to move][index]
+type KeyedTable = [[i16; KEYED_ENTRIES]; 2];
+
+/// One search thread's tables: 6 * 64 KB keyed by the board and 1.1 MB keyed by the last
+/// two moves.
+pub struct CorrectionHistory {
+    /// [`Keyed` as usize][side to move][index]
+    keyed: Box<[KeyedTable; KEYED_TABLES]>,
+    /// [piece-to two plies back * PieceTo::COUNT + piece-to one ply back]
+    continuation: Box<[i16]>,
 }
 
 impl Default for CorrectionHistory {
     fn default() -> Self {
         CorrectionHistory {
-            pawns: empty_table(),
-            material: empty_table(),
+            // Built on the heap (zeroed pages), without a temporary on the stack.
+            keyed: vec![[[0i16; KEYED_ENTRIES]; 2]; KEYED_TABLES]
+                .into_boxed_slice()
+                .try_into()
+                .expect("one table per kind of key"),
+            continuation: vec![0i16; CONTINUATION_ENTRIES].into_boxed_slice(),
         }
     }
 }
@@ -83,32 +188,85 @@ impl CorrectionHistory {
         *self = CorrectionHistory::default();
     }
 
-    /// The static eval `raw` (side to move's view) shifted by what the tables learnt.
-    /// Never turns an ordinary eval into a mate or tablebase score.
+    /// What the tables learnt about the position of `keys` (cp, side to move's view): the
+    /// weighted sum of its entries, to be added to its raw static eval with `corrected`.
     #[inline]
-    pub fn corrected(&self, turn: Color, keys: CorrectionKeys, raw: i32) -> i32 {
+    pub fn correction(&self, turn: Color, keys: &CorrectionKeys) -> i32 {
         let side = turn as usize;
-        let sum =
-            i32::from(self.pawns[side][keys.pawns]) + i32::from(self.material[side][keys.material]);
-        (raw + sum / (2 * CORRECTION_GRAIN)).clamp(-TB_WIN_BOUND + 1, TB_WIN_BOUND - 1)
+        let mut sum = 0;
+        for (table, index) in Keyed::ALL.into_iter().zip(keys.keyed) {
+            if let Some(index) = index {
+                let entry = self.keyed[table as usize][side][index as usize];
+                sum += table.weight() * i32::from(entry);
+            }
+        }
+        if let Some(index) = keys.continuation {
+            let entry = self.continuation[index as usize];
+            sum += CONTINUATION_CORRECTION_WEIGHT.get() * i32::from(entry);
+        }
+        sum / (CORRECTION_WEIGHT_ONE * CORRECTION_GRAIN)
     }
 
-    /// Moves both entries toward `gap` = search score - corrected eval, more for deeper
-    /// (more trustworthy) searches.
+    /// Asks the CPU to start loading the entries of `keys`, which a node about to be
+    /// searched will read.
     #[inline]
-    pub fn update(&mut self, turn: Color, keys: CorrectionKeys, depth: i32, gap: i32) {
+    pub fn prefetch(&self, turn: Color, keys: &CorrectionKeys) {
         let side = turn as usize;
-        let weight = (depth + 1).min(CORRECTION_MAX_WEIGHT);
-        let step = gap.clamp(-CORRECTION_MAX_GAP, CORRECTION_MAX_GAP) * CORRECTION_GRAIN * weight
-            / CORRECTION_WEIGHT_SCALE;
-        for entry in [
-            &mut self.pawns[side][keys.pawns],
-            &mut self.material[side][keys.material],
-        ] {
-            let new = i32::from(*entry) + step;
-            *entry = new.clamp(-CORRECTION_LIMIT, CORRECTION_LIMIT) as i16;
+        for (table, index) in Keyed::ALL.into_iter().zip(keys.keyed) {
+            if let Some(index) = index {
+                prefetch(&self.keyed[table as usize][side][index as usize]);
+            }
+        }
+        if let Some(index) = keys.continuation {
+            prefetch(&self.continuation[index as usize]);
         }
     }
+
+    /// Blends `gap` = search score - corrected eval into every entry of `keys`: each becomes
+    /// a weighted average of its old value and the gap, the gap weighing more for deeper
+    /// (more trustworthy) searches, so what an entry learnt long ago fades.
+    #[inline]
+    pub fn update(&mut self, turn: Color, keys: &CorrectionKeys, depth: i32, gap: i32) {
+        let side = turn as usize;
+        let weight = (depth + 1).clamp(1, CORRECTION_MAX_WEIGHT);
+        let target = gap.clamp(-CORRECTION_MAX_GAP, CORRECTION_MAX_GAP) * CORRECTION_GRAIN;
+        let blend = |entry: &mut i16| {
+            let old = i32::from(*entry);
+            let new = (old * (CORRECTION_WEIGHT_SCALE - weight) + target * weight)
+                / CORRECTION_WEIGHT_SCALE;
+            *entry = new.clamp(-CORRECTION_LIMIT, CORRECTION_LIMIT) as i16;
+        };
+        for (table, index) in Keyed::ALL.into_iter().zip(keys.keyed) {
+            if let Some(index) = index {
+                blend(&mut self.keyed[table as usize][side][index as usize]);
+            }
+        }
+        if let Some(index) = keys.continuation {
+            blend(&mut self.continuation[index as usize]);
+        }
+    }
+}
+
+/// Asks the CPU to start loading the cache line that holds `entry`.
+#[inline]
+fn prefetch(entry: &i16) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is only a hint to the cache: it never faults, reads nothing
+        // into the program and writes nothing, whatever the address (and this one comes from
+        // a reference). SSE, its target feature, is part of the x86_64 baseline.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(entry).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = entry;
+}
+
+/// The static eval `raw` (side to move's view) shifted by `correction`. Never turns an
+/// ordinary eval into a mate or tablebase score.
+#[inline]
+pub fn corrected(raw: i32, correction: i32) -> i32 {
+    (raw + correction).clamp(-TB_WIN_BOUND + 1, TB_WIN_BOUND - 1)
 }
 
 /// Whether a finished node's result says something about its static eval: not in check,
@@ -134,48 +292,255 @@ pub fn worth_learning(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::position::Position as EnginePosition;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::{HashMap, HashSet};
+
+    const ALL_TABLES: CorrectionTables = CorrectionTables {
+        pawns_and_material: true,
+        non_pawn: true,
+        minor: true,
+        major: true,
+        continuation: true,
+    };
+
+    fn position(fen: &str) -> EnginePosition {
+        EnginePosition::from_fen(fen, false).unwrap()
+    }
 
     fn board(fen: &str) -> Chess {
-        EnginePosition::from_fen(fen, false)
-            .unwrap()
-            .board()
-            .clone()
+        position(fen).board().clone()
     }
 
-    #[test]
-    fn learns_toward_the_search_score_and_stays_bounded() {
-        let pos = board("4k3/pp6/8/8/8/8/PPP5/4K3 w - - 0 1");
-        let keys = CorrectionKeys::of(pos.board());
-        let mut history = CorrectionHistory::default();
-        assert_eq!(history.corrected(Color::White, keys, 50), 50);
-        for _ in 0..200 {
-            let gap = 120 - history.corrected(Color::White, keys, 0);
+    fn keys(fen: &str) -> CorrectionKeys {
+        CorrectionKeys::of(&position(fen), ALL_TABLES)
+    }
+
+    impl CorrectionHistory {
+        /// The corrected static eval, as the search computes it.
+        fn corrected(&self, turn: Color, keys: &CorrectionKeys, raw: i32) -> i32 {
+            corrected(raw, self.correction(turn, keys))
+        }
+    }
+
+    /// Searches that keep finding `score` where the raw eval says `raw`.
+    fn learn(history: &mut CorrectionHistory, keys: &CorrectionKeys, raw: i32, score: i32) {
+        for _ in 0..300 {
+            let gap = score - history.corrected(Color::White, keys, raw);
             history.update(Color::White, keys, 12, gap);
         }
-        let learnt = history.corrected(Color::White, keys, 0);
-        assert!(
-            learnt > 0 && learnt <= CORRECTION_LIMIT / CORRECTION_GRAIN,
-            "{learnt}"
-        );
-        // The other side to move has its own entries.
-        assert_eq!(history.corrected(Color::Black, keys, 0), 0);
-        // Never a mate score.
-        assert!(history.corrected(Color::White, keys, TB_WIN_BOUND + 50) < TB_WIN_BOUND);
-        history.clear();
-        assert_eq!(history.corrected(Color::White, keys, 0), 0);
     }
 
     #[test]
-    fn keys_follow_pawns_and_material() {
-        let a = board("4k3/pp6/8/8/8/8/PPP5/4K3 w - - 0 1");
-        let moved_king = board("3k4/pp6/8/8/8/8/PPP5/4K3 w - - 0 1");
-        let moved_pawn = board("4k3/p7/1p6/8/8/8/PPP5/4K3 w - - 0 1");
-        let ka = CorrectionKeys::of(a.board());
-        assert_eq!(ka, CorrectionKeys::of(moved_king.board()));
-        let kp = CorrectionKeys::of(moved_pawn.board());
-        assert_ne!(ka.pawns, kp.pawns);
-        assert_eq!(ka.material, kp.material);
+    fn learns_toward_the_search_score_fades_and_stays_bounded() {
+        let mut pos = position("4k3/pp6/8/8/8/8/PPP5/4K3 w - - 0 1");
+        pos.play_uci_moves(["e1d1", "e8d8"]).unwrap();
+        let keys = CorrectionKeys::of(&pos, ALL_TABLES);
+        assert!(keys.keyed.iter().all(Option::is_some) && keys.continuation.is_some());
+        let mut history = CorrectionHistory::default();
+        assert_eq!(history.corrected(Color::White, &keys, 50), 50);
+        learn(&mut history, &keys, 0, 120);
+        // Every table learns the part of the error the others leave: together they
+        // correct most of it, never more.
+        let learnt = history.corrected(Color::White, &keys, 0);
+        assert!((80..=120).contains(&learnt), "{learnt}");
+        // The other side to move has its own entries (the continuation entry, keyed by
+        // the colours of the moves, belongs to White here).
+        let mut black = keys;
+        black.continuation = None;
+        assert_eq!(history.corrected(Color::Black, &black, 0), 0);
+        // What was learnt fades once the searches say otherwise.
+        learn(&mut history, &keys, 0, 0);
+        assert!(history.corrected(Color::White, &keys, 0).abs() <= 2);
+        // Each entry stays within its limit, and the sum never makes a mate score.
+        learn(&mut history, &keys, -2000, 2000);
+        for table in history.keyed.iter() {
+            assert!(table
+                .iter()
+                .flatten()
+                .all(|e| i32::from(*e).abs() <= CORRECTION_LIMIT));
+        }
+        assert!(history.corrected(Color::White, &keys, TB_WIN_BOUND + 50) < TB_WIN_BOUND);
+        history.clear();
+        assert_eq!(history.corrected(Color::White, &keys, 0), 0);
+    }
+
+    /// A prefetch is a hint: after prefetching every entry of many positions, the tables
+    /// hold exactly what they did.
+    #[test]
+    fn prefetch_changes_nothing() {
+        let mut pos = position("r3k1n1/pp6/8/8/8/8/PPP5/R3KB2 w - - 0 1");
+        let mut history = CorrectionHistory::default();
+        let keys = CorrectionKeys::of(&pos, ALL_TABLES);
+        learn(&mut history, &keys, 0, 50);
+        let before = history.corrected(Color::White, &keys, 0);
+        for m in pos.legal_moves() {
+            pos.make_move(m);
+            for turn in Color::ALL {
+                history.prefetch(turn, &CorrectionKeys::of(&pos, ALL_TABLES));
+            }
+            pos.unmake_move();
+        }
+        history.prefetch(Color::White, &keys);
+        assert_eq!(history.corrected(Color::White, &keys, 0), before);
+        let untouched = CorrectionHistory::default();
+        assert!(history.keyed[..] != untouched.keyed[..]);
+        let sum: i64 = history
+            .keyed
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|&e| i64::from(e))
+            .sum();
+        let learnt: i64 = Keyed::ALL
+            .into_iter()
+            .zip(keys.keyed)
+            .map(|(t, i)| {
+                i64::from(history.keyed[t as usize][Color::White as usize][i.unwrap() as usize])
+            })
+            .sum();
+        assert_eq!(sum, learnt);
+    }
+
+    #[test]
+    fn tables_switched_off_neither_correct_nor_learn() {
+        let pos = position("4k3/pp6/8/8/8/8/PPP5/4K3 w - - 0 1");
+        let pawns_only = CorrectionTables {
+            pawns_and_material: true,
+            non_pawn: false,
+            minor: false,
+            major: false,
+            continuation: false,
+        };
+        let keys = CorrectionKeys::of(&pos, pawns_only);
+        assert_eq!(keys.keyed.iter().filter(|k| k.is_some()).count(), 2);
+        let mut history = CorrectionHistory::default();
+        learn(&mut history, &keys, 0, 100);
+        let all = CorrectionKeys::of(&pos, ALL_TABLES);
+        let mut others = all;
+        others.keyed[Keyed::Pawns as usize] = None;
+        others.keyed[Keyed::Material as usize] = None;
+        assert_eq!(history.corrected(Color::White, &others, 0), 0);
+        assert!(history.corrected(Color::White, &all, 0) > 0);
+        let off = CorrectionTables {
+            pawns_and_material: false,
+            ..pawns_only
+        };
+        assert!(!off.any());
+        assert_eq!(
+            history.corrected(Color::White, &CorrectionKeys::of(&pos, off), 7),
+            7
+        );
+    }
+
+    #[test]
+    fn keys_follow_the_pieces_they_are_made_of() {
+        let base = keys("r3k1n1/pp6/8/8/8/8/PPP5/R3KB2 w - - 0 1");
+        let changed = |fen: &str| -> Vec<Keyed> {
+            let other = keys(fen);
+            Keyed::ALL
+                .into_iter()
+                .filter(|&t| base.keyed[t as usize] != other.keyed[t as usize])
+                .collect()
+        };
+        use Keyed::*;
+        // A pawn move: the pawn table only.
+        assert_eq!(changed("r3k1n1/p7/1p6/8/8/8/PPP5/R3KB2 w - - 0 1"), [Pawns]);
+        // A white bishop move: White's non-pawn and the minor-piece tables.
+        assert_eq!(
+            changed("r3k1n1/pp6/8/8/8/8/PPP1B3/R3K3 w - - 0 1"),
+            [WhiteNonPawn, Minor]
+        );
+        // A black rook move: Black's non-pawn and the major-piece tables.
+        assert_eq!(
+            changed("3rk1n1/pp6/8/8/8/8/PPP5/R3KB2 w - - 0 1"),
+            [BlackNonPawn, Major]
+        );
+        // A king move: the king belongs to the minor and the major pieces.
+        assert_eq!(
+            changed("r2k2n1/pp6/8/8/8/8/PPP5/R3KB2 w - - 0 1"),
+            [BlackNonPawn, Minor, Major]
+        );
+        // A capture of a knight: the material too.
+        assert_eq!(
+            changed("r3k3/pp6/8/8/8/8/PPP5/R3KB2 w - - 0 1"),
+            [Material, BlackNonPawn, Minor]
+        );
+        // The same pieces of the other colour make another key.
+        let white = keys("4k3/8/8/8/8/8/8/3NK3 w - - 0 1");
+        let black = keys("3nk3/8/8/8/8/8/8/4K3 w - - 0 1");
+        assert_ne!(white.keyed[Minor as usize], black.keyed[Minor as usize]);
+    }
+
+    #[test]
+    fn continuation_key_is_the_last_two_moves() {
+        let continuation = |pos: &EnginePosition| CorrectionKeys::of(pos, ALL_TABLES).continuation;
+        let mut pos = EnginePosition::default();
+        assert_eq!(continuation(&pos), None);
+        pos.play_uci_moves(["e2e4"]).unwrap();
+        assert_eq!(continuation(&pos), None);
+        pos.play_uci_moves(["e7e5"]).unwrap();
+        assert!(continuation(&pos).is_some());
+        // Another road to the same board: the same board entries, another continuation
+        // entry.
+        let mut detour = EnginePosition::default();
+        detour
+            .play_uci_moves(["e2e4", "e7e5", "g1f3", "g8f6", "f3g1", "f6g8"])
+            .unwrap();
+        let (a, b) = (
+            CorrectionKeys::of(&pos, ALL_TABLES),
+            CorrectionKeys::of(&detour, ALL_TABLES),
+        );
+        assert_eq!(a.keyed, b.keyed);
+        assert!(b.continuation.is_some());
+        assert_ne!(a.continuation, b.continuation);
+        // No entry across a null move, nor right after one.
+        assert!(pos.make_null_move());
+        assert_eq!(continuation(&pos), None);
+        pos.play_uci_moves(["d7d6"]).unwrap();
+        assert_eq!(continuation(&pos), None);
+        pos.play_uci_moves(["d2d3"]).unwrap();
+        assert!(continuation(&pos).is_some());
+    }
+
+    /// Distinct placements of White's pieces met along random games spread over the table
+    /// about as a uniform hash would spread them.
+    #[test]
+    fn keys_spread_over_the_table() {
+        let mut rng = StdRng::seed_from_u64(46);
+        let mut seen: HashMap<[u64; 5], u32> = HashMap::new();
+        for _ in 0..60 {
+            let mut pos = EnginePosition::default();
+            for _ in 0..80 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                pos.make_move(moves[rng.random_range(0..moves.len())]);
+                let board = pos.board().board();
+                let placement = [
+                    Role::Knight,
+                    Role::Bishop,
+                    Role::Rook,
+                    Role::Queen,
+                    Role::King,
+                ]
+                .map(|role| (board.by_color(Color::White) & board.by_role(role)).0);
+                let key = pos.piece_keys().non_pawn[Color::White as usize];
+                seen.insert(placement, index_of(key));
+            }
+        }
+        let n = seen.len() as f64;
+        assert!(n > 1000.0, "{n}");
+        let buckets = KEYED_ENTRIES as f64;
+        let distinct: HashSet<u32> = seen.values().copied().collect();
+        // n keys drawn uniformly fill buckets * (1 - (1 - 1/buckets)^n) buckets.
+        let expected = n - buckets * (1.0 - (1.0 - 1.0 / buckets).powf(n));
+        let collisions = n - distinct.len() as f64;
+        assert!(
+            collisions <= 2.0 * expected + 10.0,
+            "{collisions} vs {expected}"
+        );
     }
 
     #[test]

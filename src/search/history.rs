@@ -20,8 +20,11 @@ pub struct PieceTo {
 }
 
 impl PieceTo {
+    /// How many (piece, square) pairs there are: the range of `index`.
+    pub const COUNT: usize = 12 * 64;
+
     #[inline]
-    fn index(self) -> usize {
+    pub fn index(self) -> usize {
         self.piece * 64 + self.to
     }
 

@@ -25,7 +25,7 @@ use crate::score::*;
 use crate::syzygy::{Outcome, Tablebases};
 use crate::time::{SearchTrend, TimeLimits, DYNAMIC_TIME_MIN_DEPTH, SOFT_LIMIT_NEXT_ITERATION};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
-use correction::{CorrectionHistory, CorrectionKeys};
+use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
 use history::History;
 use movepick::MovePicker;
 use params::*;
@@ -77,8 +77,17 @@ pub struct SearchConfig {
     pub tt_eval_correction: bool,
     /// One more ply of LMR at expected cut nodes.
     pub cut_node_reductions: bool,
-    /// Shift the static eval by the pawn- and material-keyed correction history.
+    /// Shift the static eval by the correction history: the pawn- and material-keyed
+    /// tables. The tables of the next four switches add to them (search/correction.rs).
     pub correction_history: bool,
+    /// The non-pawn correction tables, one per colour, keyed by that colour's pieces.
+    pub non_pawn_correction: bool,
+    /// The minor-piece correction table (knights, bishops, kings).
+    pub minor_correction: bool,
+    /// The major-piece correction table (rooks, queens, kings).
+    pub major_correction: bool,
+    /// The continuation correction table, keyed by the last two moves.
+    pub continuation_correction: bool,
     /// The adaptive soft limit: scale it by best-move stability, the best move's
     /// share of root nodes and score drops.
     pub dynamic_time: bool,
@@ -104,6 +113,10 @@ impl Default for SearchConfig {
             tt_eval_correction: true,
             cut_node_reductions: false,
             correction_history: true,
+            non_pawn_correction: true,
+            minor_correction: true,
+            major_correction: true,
+            continuation_correction: true,
             dynamic_time: true,
         }
     }
@@ -125,6 +138,10 @@ impl SearchConfig {
             tt_eval_correction: false,
             cut_node_reductions: false,
             correction_history: false,
+            non_pawn_correction: false,
+            minor_correction: false,
+            major_correction: false,
+            continuation_correction: false,
             dynamic_time: false,
             ..SearchConfig::default()
         }
@@ -152,7 +169,22 @@ impl SearchConfig {
             tt_eval_correction: false,
             cut_node_reductions: false,
             correction_history: false,
+            non_pawn_correction: false,
+            minor_correction: false,
+            major_correction: false,
+            continuation_correction: false,
             dynamic_time: false,
+        }
+    }
+
+    /// The correction tables this configuration uses.
+    fn correction_tables(&self) -> CorrectionTables {
+        CorrectionTables {
+            pawns_and_material: self.correction_history,
+            non_pawn: self.non_pawn_correction,
+            minor: self.minor_correction,
+            major: self.major_correction,
+            continuation: self.continuation_correction,
         }
     }
 }
@@ -894,16 +926,28 @@ impl Searcher {
         }
     }
 
-    /// The static eval of a node from its raw evaluation, with the correction history
-    /// applied when it is on.
+    /// A node's entries in the correction tables in use and what they say about its static
+    /// eval (cp); `None` when no table is in use. Read before the node's evaluation, so any
+    /// load the parent's prefetch has not finished overlaps it.
     #[inline]
-    fn eval_with_correction(&self, pos: &Position, raw: i32) -> i32 {
-        if !self.config.correction_history {
-            return raw;
+    fn read_correction(&self, pos: &Position) -> Option<(CorrectionKeys, i32)> {
+        let tables = self.config.correction_tables();
+        if !tables.any() {
+            return None;
         }
-        let board = pos.board();
-        self.correction
-            .corrected(board.turn(), CorrectionKeys::of(board.board()), raw)
+        let keys = CorrectionKeys::of(pos, tables);
+        Some((keys, self.correction.correction(pos.turn(), &keys)))
+    }
+
+    /// Right after a move: starts loading the correction entries the child will read, so
+    /// the loads overlap its draw checks and table probe.
+    #[inline]
+    fn prefetch_correction(&self, pos: &Position) {
+        let tables = self.config.correction_tables();
+        if tables.any() {
+            self.correction
+                .prefetch(pos.turn(), &CorrectionKeys::of(pos, tables));
+        }
     }
 
     /// Stores a tablebase result: exact for draws, a bound for wins and losses.

@@ -2,7 +2,7 @@
 
 use shakmaty::{Move, Position as _};
 
-use super::correction::{worth_learning, CorrectionKeys};
+use super::correction::{corrected, worth_learning};
 use super::history::{Context, PieceTo};
 use super::movepick::{MovePicker, StagedPicker};
 use super::params::*;
@@ -144,6 +144,13 @@ pub fn negamax(
     }
 
     // The TT keeps the raw evaluation; the correction history is applied on top each time.
+    // Its entries are found once: the eval reads them here, the learning at the end of the
+    // node writes them.
+    let correction = if in_check {
+        None
+    } else {
+        s.read_correction(pos)
+    };
     let raw_eval = if in_check {
         -INFINITY
     } else {
@@ -155,7 +162,7 @@ pub fn negamax(
     let static_eval = if in_check {
         -INFINITY
     } else {
-        s.eval_with_correction(pos, raw_eval)
+        correction.map_or(raw_eval, |(_, c)| corrected(raw_eval, c))
     };
 
     // "Improving": our static eval rose since our previous move, so pruning can be bolder
@@ -368,6 +375,7 @@ pub fn negamax(
         let nodes_before = s.nodes;
         pos.make_move(m);
         s.tt.prefetch(pos.key());
+        s.prefetch_correction(pos);
         let gives_check = pos.in_check();
         if prune
             && is_quiet
@@ -456,21 +464,21 @@ pub fn negamax(
     best_score = best_score.clamp(tb_floor, tb_ceiling);
 
     // Step 9. Learn how far the static eval was off, where the result says so.
-    if s.config.correction_history
-        && excluded.is_none()
-        && !(is_root && s.pv_index > 0)
-        && worth_learning(
-            pos.board(),
-            best_move,
-            best_score,
-            static_eval,
-            best_score >= beta,
-            best_score <= original_alpha,
-        )
-    {
-        let keys = CorrectionKeys::of(pos.board().board());
-        s.correction
-            .update(turn, keys, depth, best_score - static_eval);
+    if let Some((keys, _)) = &correction {
+        if excluded.is_none()
+            && !(is_root && s.pv_index > 0)
+            && worth_learning(
+                pos.board(),
+                best_move,
+                best_score,
+                static_eval,
+                best_score >= beta,
+                best_score <= original_alpha,
+            )
+        {
+            s.correction
+                .update(turn, keys, depth, best_score - static_eval);
+        }
     }
 
     // Step 10. Remember the result with the kind of bound it is. Not at the root of a MultiPV

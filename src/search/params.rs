@@ -133,16 +133,23 @@ pub const SEE_PRUNE_MAX_DEPTH: i32 = 8;
 pub const SE_MIN_DEPTH: i32 = 8;
 pub const SE_TT_DEPTH_MARGIN: i32 = 3;
 
-/// Correction history (search/correction.rs): 2^bits entries per table and side, in units
-/// of 1/CORRECTION_GRAIN cp, each within +-CORRECTION_LIMIT (64 cp). A node of depth d
-/// moves its entries by (d + 1) / CORRECTION_WEIGHT_SCALE (at most CORRECTION_MAX_WEIGHT
-/// / CORRECTION_WEIGHT_SCALE) of its gap, which counts up to CORRECTION_MAX_GAP cp.
+/// Correction history (search/correction.rs). A table keyed by part of the board has
+/// 2^CORRECTION_TABLE_BITS entries per side to move (64 KB); the continuation table one
+/// per pair of (piece, to-square) of the last two moves (768^2 entries, 1.1 MB). Entries are
+/// in 1/CORRECTION_GRAIN cp, each within +-CORRECTION_LIMIT (64 cp). After a node of depth d
+/// each of its entries becomes a weighted average of its old value and the node's error
+/// (search score - corrected eval, counted up to CORRECTION_MAX_GAP cp), the error weighing
+/// min(d + 1, CORRECTION_MAX_WEIGHT) / CORRECTION_WEIGHT_SCALE: old values fade, deeper
+/// (more trustworthy) results count more.
 pub const CORRECTION_TABLE_BITS: u32 = 14;
 pub const CORRECTION_GRAIN: i32 = 256;
 pub const CORRECTION_LIMIT: i32 = 64 * CORRECTION_GRAIN;
 pub const CORRECTION_WEIGHT_SCALE: i32 = 256;
 pub const CORRECTION_MAX_WEIGHT: i32 = 16;
 pub const CORRECTION_MAX_GAP: i32 = 256;
+/// The correction of the static eval is the sum over the tables in use of entry * weight /
+/// CORRECTION_WEIGHT_ONE (the weights are the `*_CORRECTION_WEIGHT` tunables below).
+pub const CORRECTION_WEIGHT_ONE: i32 = 128;
 
 // The margins and reductions a tuner may move (`spsa` builds: UCI options of these names).
 // Ranges are wide enough for SPSA and narrow enough that no value breaks the search.
@@ -179,6 +186,17 @@ tunable! {
     DELTA_MARGIN = 200, 50, 500;
     /// Singular extension margin (cp per ply of depth below the TT score).
     SE_MARGIN_PER_DEPTH = 2, 0, 8;
+    /// What each correction table counts for, in 1/CORRECTION_WEIGHT_ONE of its entry:
+    /// the pawn-structure and piece-count tables, each colour's non-pawn table (the same
+    /// weight for both), the minor-piece (knights, bishops, kings) and major-piece (rooks,
+    /// queens, kings) tables, and the continuation table (the last two moves). Every table
+    /// learns what the others leave uncorrected, so the weights may add up to more than one.
+    PAWN_CORRECTION_WEIGHT = 128, 0, 384;
+    MATERIAL_CORRECTION_WEIGHT = 64, 0, 384;
+    NON_PAWN_CORRECTION_WEIGHT = 128, 0, 384;
+    MINOR_CORRECTION_WEIGHT = 96, 0, 384;
+    MAJOR_CORRECTION_WEIGHT = 96, 0, 384;
+    CONTINUATION_CORRECTION_WEIGHT = 128, 0, 384;
 }
 
 #[cfg(test)]

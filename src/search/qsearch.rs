@@ -4,6 +4,7 @@
 
 use shakmaty::Role;
 
+use super::correction::corrected;
 use super::params::*;
 use super::{score_from_tt, tt_bound_cuts, Searcher};
 use crate::position::Position;
@@ -56,11 +57,12 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         best_score = -INFINITY;
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
+        let correction = s.read_correction(pos);
         raw_eval = match tt_eval {
             Some(eval) => eval,
             None => s.evaluate(pos, ply),
         };
-        best_score = s.eval_with_correction(pos, raw_eval);
+        best_score = correction.map_or(raw_eval, |(_, c)| corrected(raw_eval, c));
         if best_score >= beta {
             return best_score;
         }
@@ -84,6 +86,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         }
         pos.make_move(m);
         s.tt.prefetch(pos.key());
+        s.prefetch_correction(pos);
         let score = -qsearch(s, pos, ply + 1, -beta, -alpha);
         pos.unmake_move();
         if s.stopped {
