@@ -24,7 +24,7 @@
 //! counts. A node's entries are scattered over 1.5 MB, so a parent asks for the cache lines
 //! of its child's entries as soon as it has made the move (`prefetch`).
 
-use shakmaty::{Board, Chess, Color, Position, Role};
+use shakmaty::{Board, Chess, Color, Position};
 
 use super::history::PieceTo;
 use super::params::*;
@@ -68,21 +68,20 @@ impl Keyed {
         Keyed::Minor,
         Keyed::Major,
     ];
-
-    /// What an entry of this table counts for, in 1/CORRECTION_WEIGHT_ONE.
-    #[inline]
-    fn weight(self) -> i32 {
-        match self {
-            Keyed::Pawns => PAWN_CORRECTION_WEIGHT.get(),
-            Keyed::Material => MATERIAL_CORRECTION_WEIGHT.get(),
-            Keyed::WhiteNonPawn | Keyed::BlackNonPawn => NON_PAWN_CORRECTION_WEIGHT.get(),
-            Keyed::Minor => MINOR_CORRECTION_WEIGHT.get(),
-            Keyed::Major => MAJOR_CORRECTION_WEIGHT.get(),
-        }
-    }
 }
 
 const KEYED_TABLES: usize = Keyed::ALL.len();
+
+/// What an entry of each keyed table counts for, in 1/CORRECTION_WEIGHT_ONE, by `Keyed as
+/// usize`.
+static KEYED_WEIGHTS: [&Param; KEYED_TABLES] = [
+    &PAWN_CORRECTION_WEIGHT,
+    &MATERIAL_CORRECTION_WEIGHT,
+    &NON_PAWN_CORRECTION_WEIGHT,
+    &NON_PAWN_CORRECTION_WEIGHT,
+    &MINOR_CORRECTION_WEIGHT,
+    &MAJOR_CORRECTION_WEIGHT,
+];
 const KEYED_ENTRIES: usize = 1 << CORRECTION_TABLE_BITS;
 const CONTINUATION_ENTRIES: usize = PieceTo::COUNT * PieceTo::COUNT;
 
@@ -99,19 +98,23 @@ fn index_of(key: u64) -> u32 {
     (key >> (64 - CORRECTION_TABLE_BITS)) as u32
 }
 
-/// Piece counts, four bits each (pawns, knights, bishops, rooks, queens per colour),
-/// spread by a multiply, a xor-shift and a multiply so the top bits depend on all of them.
+/// Piece counts, four bits each (pawns, knights, bishops, rooks, queens, white's count
+/// before black's), spread by a multiply, a xor-shift and a multiply so the top bits depend
+/// on all of them. Written out rather than looped over roles: it runs at every node.
 #[inline(always)]
 fn material_key(board: &Board) -> u64 {
+    let (white, black) = (board.white(), board.black());
     let mut counts = 0u64;
-    for role in Role::ALL {
-        if role == Role::King {
-            continue;
-        }
-        for color in Color::ALL {
-            let n = (board.by_role(role) & board.by_color(color)).count() as u64;
-            counts = counts << 4 | n.min(15);
-        }
+    for pieces in [
+        board.pawns(),
+        board.knights(),
+        board.bishops(),
+        board.rooks(),
+        board.queens(),
+    ] {
+        let white_count = ((pieces & white).count() as u64).min(15);
+        let black_count = ((pieces & black).count() as u64).min(15);
+        counts = counts << 8 | white_count << 4 | black_count;
     }
     let h = counts.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (h ^ (h >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
@@ -127,9 +130,19 @@ fn continuation_index(pos: &EnginePosition) -> Option<u32> {
     Some((previous2.index() * PieceTo::COUNT + previous.index()) as u32)
 }
 
+/// A board's entries in the keyed tables in use: the part of `CorrectionKeys` that depends
+/// on the board alone, so a node can reuse what its parent computed for the prefetch.
+pub type KeyedIndices = [Option<u32>; KEYED_TABLES];
+
 impl CorrectionKeys {
     #[inline(always)]
     pub fn of(pos: &EnginePosition, tables: CorrectionTables) -> CorrectionKeys {
+        CorrectionKeys::from_keyed(pos, tables, CorrectionKeys::keyed_of(pos, tables))
+    }
+
+    /// The keyed part of `of`.
+    #[inline(always)]
+    pub fn keyed_of(pos: &EnginePosition, tables: CorrectionTables) -> KeyedIndices {
         let pieces = pos.piece_keys();
         let mut keyed = [None; KEYED_TABLES];
         let mut set = |table: Keyed, key: u64| keyed[table as usize] = Some(index_of(key));
@@ -147,6 +160,16 @@ impl CorrectionKeys {
         if tables.major {
             set(Keyed::Major, pieces.major);
         }
+        keyed
+    }
+
+    /// `of`, given its keyed part (`keyed_of` of the same position and tables).
+    #[inline(always)]
+    pub fn from_keyed(
+        pos: &EnginePosition,
+        tables: CorrectionTables,
+        keyed: KeyedIndices,
+    ) -> CorrectionKeys {
         CorrectionKeys {
             keyed,
             continuation: if tables.continuation {
@@ -194,10 +217,10 @@ impl CorrectionHistory {
     pub fn correction(&self, turn: Color, keys: &CorrectionKeys) -> i32 {
         let side = turn as usize;
         let mut sum = 0;
-        for (table, index) in Keyed::ALL.into_iter().zip(keys.keyed) {
+        for (table, index) in keys.keyed.into_iter().enumerate() {
             if let Some(index) = index {
-                let entry = self.keyed[table as usize][side][index as usize];
-                sum += table.weight() * i32::from(entry);
+                let entry = self.keyed[table][side][index as usize];
+                sum += KEYED_WEIGHTS[table].get() * i32::from(entry);
             }
         }
         if let Some(index) = keys.continuation {
@@ -212,9 +235,9 @@ impl CorrectionHistory {
     #[inline]
     pub fn prefetch(&self, turn: Color, keys: &CorrectionKeys) {
         let side = turn as usize;
-        for (table, index) in Keyed::ALL.into_iter().zip(keys.keyed) {
+        for (table, index) in keys.keyed.into_iter().enumerate() {
             if let Some(index) = index {
-                prefetch(&self.keyed[table as usize][side][index as usize]);
+                prefetch(&self.keyed[table][side][index as usize]);
             }
         }
         if let Some(index) = keys.continuation {
@@ -236,9 +259,9 @@ impl CorrectionHistory {
                 / CORRECTION_WEIGHT_SCALE;
             *entry = new.clamp(-CORRECTION_LIMIT, CORRECTION_LIMIT) as i16;
         };
-        for (table, index) in Keyed::ALL.into_iter().zip(keys.keyed) {
+        for (table, index) in keys.keyed.into_iter().enumerate() {
             if let Some(index) = index {
-                blend(&mut self.keyed[table as usize][side][index as usize]);
+                blend(&mut self.keyed[table][side][index as usize]);
             }
         }
         if let Some(index) = keys.continuation {
@@ -294,6 +317,7 @@ mod tests {
     use super::*;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
+    use shakmaty::Role;
     use std::collections::{HashMap, HashSet};
 
     const ALL_TABLES: CorrectionTables = CorrectionTables {
@@ -561,5 +585,45 @@ mod tests {
             .into_iter()
             .find(|m| m.role() == Role::Pawn && !m.is_capture());
         assert!(worth_learning(&exchange, push, 40, 10, false, false));
+    }
+
+    /// The material key packs each colour's count of each piece kind (kings left out)
+    /// four bits each, roles in shakmaty's order, white before black: the counts and
+    /// their order decide the key, so the hashed value must not change with the code.
+    #[test]
+    fn material_key_packs_counts_in_role_then_colour_order() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "4k3/8/8/8/8/8/8/QQQQK3 b - - 0 1",
+        ] {
+            let mut pos = position(fen);
+            for _ in 0..40 {
+                let board = pos.board().board();
+                let mut counts = 0u64;
+                for role in [
+                    Role::Pawn,
+                    Role::Knight,
+                    Role::Bishop,
+                    Role::Rook,
+                    Role::Queen,
+                ] {
+                    for color in Color::ALL {
+                        let n = (board.by_role(role) & board.by_color(color)).count() as u64;
+                        counts = counts << 4 | n.min(15);
+                    }
+                }
+                let h = counts.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let expected = (h ^ (h >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                assert_eq!(material_key(board), expected, "{fen}");
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                pos.make_move(moves[rng.random_range(0..moves.len())]);
+            }
+        }
     }
 }

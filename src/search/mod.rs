@@ -25,7 +25,7 @@ use crate::score::*;
 use crate::syzygy::{Outcome, Tablebases};
 use crate::time::{SearchTrend, TimeLimits, DYNAMIC_TIME_MIN_DEPTH, SOFT_LIMIT_NEXT_ITERATION};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
-use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
+use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables, KeyedIndices};
 use history::History;
 use movepick::MovePicker;
 use params::*;
@@ -189,6 +189,17 @@ impl SearchConfig {
     }
 }
 
+/// A position's keyed correction indices, computed when its parent prefetched them. The
+/// keyed part depends only on the board and the tables in use, which the Zobrist key and
+/// `tables` pin down, so a node entered another way (a null move, the root) never uses a
+/// stale entry.
+#[derive(Clone, Copy)]
+struct PrefetchedKeys {
+    key: u64,
+    tables: CorrectionTables,
+    keyed: KeyedIndices,
+}
+
 /// When to stop, besides the `stop` flag.
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
@@ -297,6 +308,9 @@ pub struct Searcher {
     tb_hits: u64,
     history: History,
     correction: CorrectionHistory,
+    /// The keyed correction indices the last `prefetch_correction` computed, for the
+    /// child's `read_correction` (the profile showed the keys computed twice per node).
+    prefetched_keys: Option<PrefetchedKeys>,
     control: Arc<Control>,
     /// A helper also stops when the flags the UCI thread flips for the main thread say so:
     /// after `stop` it then yields the core at once instead of searching on until the main
@@ -364,6 +378,7 @@ impl Searcher {
             tb_hits: 0,
             history: History::default(),
             correction: CorrectionHistory::default(),
+            prefetched_keys: None,
             control,
             stop_with: None,
             limits: Limits::default(),
@@ -935,18 +950,29 @@ impl Searcher {
         if !tables.any() {
             return None;
         }
-        let keys = CorrectionKeys::of(pos, tables);
+        let keys = match self.prefetched_keys {
+            Some(cached) if cached.key == pos.key() && cached.tables == tables => {
+                CorrectionKeys::from_keyed(pos, tables, cached.keyed)
+            }
+            _ => CorrectionKeys::of(pos, tables),
+        };
         Some((keys, self.correction.correction(pos.turn(), &keys)))
     }
 
     /// Right after a move: starts loading the correction entries the child will read, so
     /// the loads overlap its draw checks and table probe.
     #[inline]
-    fn prefetch_correction(&self, pos: &Position) {
+    fn prefetch_correction(&mut self, pos: &Position) {
         let tables = self.config.correction_tables();
         if tables.any() {
-            self.correction
-                .prefetch(pos.turn(), &CorrectionKeys::of(pos, tables));
+            let keyed = CorrectionKeys::keyed_of(pos, tables);
+            self.prefetched_keys = Some(PrefetchedKeys {
+                key: pos.key(),
+                tables,
+                keyed,
+            });
+            let keys = CorrectionKeys::from_keyed(pos, tables, keyed);
+            self.correction.prefetch(pos.turn(), &keys);
         }
     }
 
