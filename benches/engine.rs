@@ -140,6 +140,7 @@ fn transposition_table(c: &mut Criterion) {
         eval: 20,
         depth: 7,
         bound: Bound::Lower,
+        is_pv: false,
     };
     for &key in &stored {
         tt.store(key, entry);

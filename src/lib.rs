@@ -14,4 +14,5 @@ pub mod syzygy;
 pub mod threads;
 pub mod time;
 pub mod tt;
+pub mod tunable;
 pub mod uci;

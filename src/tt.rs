@@ -5,8 +5,13 @@
 //!
 //! ```text
 //!   word 0: key ^ data          (the "check" word)
-//!   word 1: data = move:16 | score:16 | eval:16 | depth:8 | bound:2 | generation:6
+//!   word 1: data = move:16 | score:16 | eval:16 | depth:8 | bound:2 | pv:1 | generation:5
 //! ```
+//!
+//! `pv` (the TT-PV flag) says the position was on a principal variation when stored, or
+//! had been before: the search reduces such nodes less. Its bit came from the generation,
+//! whose five bits still tell 32 searches apart: replacement counts each search of age as
+//! 8 plies, so an entry a few searches old loses to nearly any new one anyway.
 //!
 //! A reader accepts an entry only if `word0 ^ word1 == key`. Two threads writing the same
 //! entry at once may leave word 0 from one write and word 1 from the other; the XOR check
@@ -23,7 +28,9 @@ pub const MAX_HASH_MB: usize = 65536;
 pub const DEFAULT_HASH_MB: usize = 16;
 
 const ENTRIES_PER_BUCKET: usize = 4;
-const GENERATION_MASK: u8 = 0x3f;
+const GENERATION_MASK: u8 = 0x1f;
+const PV_BIT: u64 = 1 << 58;
+const GENERATION_SHIFT: u32 = 59;
 /// A new bound for a key does not replace an entry more than this many plies deeper...
 const KEEP_DEEPER_BY: u8 = 3;
 /// ... nor does a new exact result replace one of the same search this much deeper.
@@ -43,6 +50,8 @@ pub struct TtEntry {
     pub eval: i16,
     pub depth: u8,
     pub bound: Bound,
+    /// The TT-PV flag: the node was (or had been) on a principal variation.
+    pub is_pv: bool,
 }
 
 /// A move in 16 bits: from (6) | to (6) | promotion role (3). Castling is stored as king
@@ -114,7 +123,8 @@ fn pack(entry: &TtEntry, generation: u8) -> u64 {
         | u64::from(entry.eval as u16) << 32
         | u64::from(entry.depth) << 48
         | (entry.bound as u64) << 56
-        | u64::from(generation & GENERATION_MASK) << 58
+        | if entry.is_pv { PV_BIT } else { 0 }
+        | u64::from(generation & GENERATION_MASK) << GENERATION_SHIFT
 }
 
 fn unpack(data: u64) -> Option<(TtEntry, u8)> {
@@ -131,8 +141,9 @@ fn unpack(data: u64) -> Option<(TtEntry, u8)> {
             eval: (data >> 32) as u16 as i16,
             depth: (data >> 48) as u8,
             bound,
+            is_pv: data & PV_BIT != 0,
         },
-        (data >> 58) as u8 & GENERATION_MASK,
+        (data >> GENERATION_SHIFT) as u8 & GENERATION_MASK,
     ))
 }
 
@@ -372,6 +383,7 @@ mod tests {
             eval: -17,
             depth,
             bound: Bound::Lower,
+            is_pv: false,
         }
     }
 
@@ -405,6 +417,53 @@ mod tests {
         tt.new_search();
         tt.store(key, exact(2, 70));
         assert_eq!(tt.probe(key), Some(exact(2, 70)));
+    }
+
+    /// The TT-PV bit has its own place in the data word: every field, the flag and the
+    /// generation come back as stored, at their extremes too.
+    #[test]
+    fn pv_flag_round_trips_with_every_other_field() {
+        let moves = [PackedMove::NONE, PackedMove(0x8123), PackedMove(0xffff)];
+        for mv in moves {
+            for (score, eval) in [(i16::MIN, i16::MAX), (-1, 1), (31_000, -32_000)] {
+                for depth in [0, 1, 127, 255] {
+                    for bound in [Bound::Exact, Bound::Lower, Bound::Upper] {
+                        for is_pv in [false, true] {
+                            for generation in 0..=GENERATION_MASK {
+                                let e = TtEntry {
+                                    mv,
+                                    score,
+                                    eval,
+                                    depth,
+                                    bound,
+                                    is_pv,
+                                };
+                                assert_eq!(unpack(pack(&e, generation)), Some((e, generation)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Through the table, with the XOR check: the flag is set and cleared by a store.
+        let tt = TranspositionTable::new(1);
+        let key = 0x0f0f_1234_5678_9abc;
+        let pv = TtEntry {
+            is_pv: true,
+            ..entry(9, -250)
+        };
+        tt.store(key, pv);
+        assert_eq!(tt.probe(key), Some(pv));
+        tt.store(key, entry(9, 30));
+        assert_eq!(tt.probe(key), Some(entry(9, 30)));
+        // A data word that differs from the stored one in the flag alone is a torn write.
+        let slot = tt
+            .bucket(key)
+            .iter()
+            .find(|s| s.check.load(Ordering::Relaxed) ^ s.data.load(Ordering::Relaxed) == key)
+            .unwrap();
+        slot.data.fetch_xor(PV_BIT, Ordering::Relaxed);
+        assert_eq!(tt.probe(key), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// Bottom first. A module may use only modules of lower layers.
 const LAYERS: &[&[&str]] = &[
-    &["score"],
+    &["score", "tunable"],
     &["position", "movegen", "see", "eval", "time", "tt", "syzygy"],
     &["nnue", "perft"],
     &["search"],

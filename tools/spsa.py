@@ -7,7 +7,10 @@ usage: tools/spsa.py --engine BIN --state FILE [--iterations N] [--tc 4+0.04]
        tools/spsa.py --state FILE --write-defaults src/search/params.rs
 
 BIN must be a `spsa` build (`cargo build --release --features spsa`): it declares every
-parameter of `tunable!` in src/search/params.rs as a spin option (upper-case name, range).
+parameter of `tunable!` in src/search/params.rs and src/time.rs (the time plan) as a spin
+option (upper-case name, range). Tune the time plan apart from the search, with
+--only SUDDEN_DEATH_MOVES INCREMENT_PERCENT HARD_LIMIT_PERCENT NEXT_ITERATION_PERCENT, and
+write its values with --write-defaults src/time.rs.
 Each iteration perturbs all tuned parameters at once by +-c_k (a random sign each), plays
 one opening twice (colours swapped) between the plus and the minus engine, and moves every
 parameter by a_k * (plus's points - minus's points) * sign / c_k. The gains follow the usual

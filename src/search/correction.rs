@@ -30,6 +30,7 @@ use super::history::PieceTo;
 use super::params::*;
 use crate::position::Position as EnginePosition;
 use crate::score::*;
+use crate::tunable::Param;
 
 /// Which tables are in use (the `SearchConfig` switches).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -216,6 +216,13 @@ impl History {
     fn update_quiet(&mut self, color: Color, m: Move, bonus: i32, ctx: &Context) {
         let (from, to) = from_to(m);
         gravity(&mut self.butterfly[color as usize][from][to], bonus);
+        self.update_continuation(color, m, bonus, ctx);
+    }
+
+    /// Moves the continuation histories of the quiet move `m` (not its butterfly entry) by
+    /// `bonus`: what the full-depth re-search after a reduced one learnt about the move in
+    /// this context.
+    pub fn update_continuation(&mut self, color: Color, m: Move, bonus: i32, ctx: &Context) {
         let pt = PieceTo::of(color, m);
         if let Some(p) = ctx.previous {
             gravity(&mut self.continuation[p.index()][pt.piece][pt.to], bonus);
@@ -275,6 +282,24 @@ mod tests {
             h.quiet_score(Color::White, m, &ctx)
                 > h.quiet_score(Color::White, m, &Context::default())
         );
+    }
+
+    /// The update after an LMR re-search moves the continuation tables of the context only:
+    /// without a previous move the score (butterfly alone) stays as it was.
+    #[test]
+    fn continuation_update_leaves_the_butterfly_table_alone() {
+        let mut h = History::default();
+        let ctx = Context {
+            previous: Some(PieceTo::of(Color::Black, quiet(Square::B8, Square::C6))),
+            previous2: Some(PieceTo::of(Color::White, quiet(Square::B1, Square::C3))),
+        };
+        let m = quiet(Square::G1, Square::F3);
+        h.update_continuation(Color::White, m, bonus(6), &ctx);
+        assert_eq!(h.quiet_score(Color::White, m, &ctx), 2 * bonus(6));
+        assert_eq!(h.quiet_score(Color::White, m, &Context::default()), 0);
+        h.update_continuation(Color::White, m, -bonus(6), &ctx);
+        assert!(h.quiet_score(Color::White, m, &ctx) < 2 * bonus(6));
+        assert_eq!(h.quiet_score(Color::White, m, &Context::default()), 0);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::nnue::{AccumulatorStack, Network};
 use crate::position::Position;
 use crate::score::*;
 use crate::syzygy::{Outcome, Tablebases};
-use crate::time::{SearchTrend, TimeLimits, DYNAMIC_TIME_MIN_DEPTH, SOFT_LIMIT_NEXT_ITERATION};
+use crate::time::{too_late_for_next_iteration, SearchTrend, TimeLimits, DYNAMIC_TIME_MIN_DEPTH};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables, KeyedIndices};
 use history::History;
@@ -70,6 +70,14 @@ pub struct SearchConfig {
     pub staged_move_ordering: bool,
     /// Singular extension with multi-cut: on, SPRT passed.
     pub singular_extension: bool,
+    /// Double and triple singular extensions, bounded per line (needs `singular_extension`).
+    pub multi_extension: bool,
+    /// A TT move that is not singular is searched shallower when its TT score holds beta or
+    /// the node is an expected cut node (needs `singular_extension`).
+    pub negative_extension: bool,
+    /// The check extension only for discovered checks and checks that do not lose the
+    /// checking piece by exchange (needs `check_extension`).
+    pub check_extension_see: bool,
     /// Probe and store the TT in quiescence: on, SPRT passed (with `tt_eval_correction`).
     pub qsearch_tt: bool,
     /// Prune on the TT score instead of the static eval where the stored bound says it is
@@ -77,6 +85,18 @@ pub struct SearchConfig {
     pub tt_eval_correction: bool,
     /// One more ply of LMR at expected cut nodes.
     pub cut_node_reductions: bool,
+    /// LMR for late captures and promotions too: less than for quiets, adjusted by capture
+    /// history, never for a capture that wins much by SEE.
+    pub noisy_reductions: bool,
+    /// The full-depth re-search after a reduced search beat alpha goes a ply deeper when
+    /// that score beat the best one by a margin, a ply shallower when it barely did.
+    pub research_depth_adjustment: bool,
+    /// After that re-search, the move's continuation history learns whether it still beat
+    /// alpha.
+    pub research_history_update: bool,
+    /// One ply less LMR at nodes the TT flags as having been on a principal variation, as
+    /// PV nodes have.
+    pub tt_pv_reductions: bool,
     /// Shift the static eval by the correction history: the pawn- and material-keyed
     /// tables. The tables of the next four switches add to them (search/correction.rs).
     pub correction_history: bool,
@@ -109,9 +129,16 @@ impl Default for SearchConfig {
             shallow_pruning: true,
             staged_move_ordering: true,
             singular_extension: true,
+            multi_extension: true,
+            negative_extension: true,
+            check_extension_see: true,
             qsearch_tt: true,
             tt_eval_correction: true,
-            cut_node_reductions: false,
+            cut_node_reductions: true,
+            noisy_reductions: true,
+            research_depth_adjustment: true,
+            research_history_update: true,
+            tt_pv_reductions: true,
             correction_history: true,
             non_pawn_correction: true,
             minor_correction: true,
@@ -134,9 +161,16 @@ impl SearchConfig {
             see: false,
             shallow_pruning: false,
             singular_extension: false,
+            multi_extension: false,
+            negative_extension: false,
+            check_extension_see: false,
             qsearch_tt: false,
             tt_eval_correction: false,
             cut_node_reductions: false,
+            noisy_reductions: false,
+            research_depth_adjustment: false,
+            research_history_update: false,
+            tt_pv_reductions: false,
             correction_history: false,
             non_pawn_correction: false,
             minor_correction: false,
@@ -165,9 +199,16 @@ impl SearchConfig {
             shallow_pruning: false,
             staged_move_ordering: false,
             singular_extension: false,
+            multi_extension: false,
+            negative_extension: false,
+            check_extension_see: false,
             qsearch_tt: false,
             tt_eval_correction: false,
             cut_node_reductions: false,
+            noisy_reductions: false,
+            research_depth_adjustment: false,
+            research_history_update: false,
+            tt_pv_reductions: false,
             correction_history: false,
             non_pawn_correction: false,
             minor_correction: false,
@@ -334,6 +375,12 @@ pub struct Searcher {
     root_move_nodes: Vec<(Move, u64)>,
     /// The move a singular-extension search leaves out, per ply.
     excluded: [Option<Move>; MAX_PLY + 1],
+    /// Double and triple extensions on the line from the root to each ply.
+    multi_extensions: [u8; MAX_PLY + 1],
+    /// Per ply, whether the node is TT-PV (a PV node, or flagged so by the table), which
+    /// its stores keep; a singular-extension search of the node, which skips the table,
+    /// inherits it.
+    tt_pv: [bool; MAX_PLY + 1],
     /// Per ply, the quiet moves and captures a node has searched (for the history update
     /// at a cutoff), kept between nodes so that no node allocates them.
     tried_lists: Vec<TriedMoves>,
@@ -392,6 +439,8 @@ impl Searcher {
             pv_len: [0; MAX_PLY + 1],
             eval_stack: [0; MAX_PLY + 1],
             excluded: [None; MAX_PLY + 1],
+            multi_extensions: [0; MAX_PLY + 1],
+            tt_pv: [false; MAX_PLY + 1],
             tried_lists: (0..=MAX_PLY).map(|_| TriedMoves::default()).collect(),
             qsearch_pickers: (0..=MAX_PLY).map(|_| MovePicker::empty()).collect(),
             root_move_nodes: Vec::new(),
@@ -792,11 +841,10 @@ impl Searcher {
         };
         let elapsed = self.clock_start.elapsed();
         let this_iteration = self.elapsed().saturating_sub(iteration_start);
-        // The next iteration usually costs a few times everything so far: past this share of
+        // The next iteration usually costs a few times everything so far: past a share of
         // the soft limit it would most likely overrun it, or be cut off by the hard limit.
         let predicted = elapsed + this_iteration * 2;
-        elapsed * SOFT_LIMIT_NEXT_ITERATION.1 >= soft * SOFT_LIMIT_NEXT_ITERATION.0
-            || predicted >= time.hard
+        too_late_for_next_iteration(elapsed, soft) || predicted >= time.hard
     }
 
     /// Root bookkeeping for time management: nodes spent below `m`.
@@ -995,11 +1043,13 @@ impl Searcher {
                 eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
                 depth: (depth + TB_DEPTH_BONUS).clamp(0, MAX_PLY as i32) as u8,
                 bound,
+                is_pv: self.tt_pv[ply],
             },
         );
     }
 
-    /// Stores a node's fail-soft result, with the bound kind its window implies.
+    /// Stores a node's fail-soft result, with the bound kind its window implies and the
+    /// node's TT-PV flag.
     #[inline]
     fn store_result(
         &self,
@@ -1025,6 +1075,7 @@ impl Searcher {
                 eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
                 depth: depth.clamp(0, 255) as u8,
                 bound,
+                is_pv: self.tt_pv[ply],
             },
         );
     }

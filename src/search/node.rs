@@ -1,9 +1,9 @@
 //! The main node search: fail-soft negamax with principal variation search.
 
-use shakmaty::{Move, Position as _};
+use shakmaty::{Bitboard, Move, Position as _};
 
 use super::correction::{corrected, worth_learning};
-use super::history::{Context, PieceTo};
+use super::history::{bonus, Context, PieceTo};
 use super::movepick::{MovePicker, StagedPicker};
 use super::params::*;
 use super::{qsearch, score_from_tt, tt_bound_cuts, Searcher};
@@ -55,9 +55,14 @@ pub fn negamax(
     }
 
     // Step 2. Check extension: a check must be answered, so the horizon moves one ply out
-    // rather than judging a position where the mover is in check.
+    // rather than judging a position where the mover is in check. Trimmed (Stockfish's
+    // rule from version 8 to 12) to checks that keep their material: a checking piece that
+    // simply hangs is usually a spite check, whose refutation needs no extra ply.
     let in_check = pos.in_check();
-    if in_check && s.config.check_extension {
+    if in_check
+        && s.config.check_extension
+        && (!s.config.check_extension_see || check_extension_pays(pos))
+    {
         depth += 1;
     }
 
@@ -75,6 +80,9 @@ pub fn negamax(
         return 0;
     }
     s.seldepth = s.seldepth.max(ply);
+    // Children that are not moves of the loop below (null move, probcut) inherit this
+    // line's count of multiple extensions.
+    s.multi_extensions[ply + 1] = s.multi_extensions[ply];
 
     // Step 4. Transposition table: a deep enough bound that settles this node ends it. Not
     // at PV nodes, so the principal variation is always searched and printed in full.
@@ -101,6 +109,15 @@ pub fn negamax(
             }
         }
     }
+    // TT-PV: a PV node, or one the table remembers as having been on a PV. Stored with the
+    // node's result, so the flag outlives the PV it came from; a singular-extension search
+    // of the node inherits it.
+    let tt_pv = if excluded.is_some() {
+        s.tt_pv[ply]
+    } else {
+        is_pv_node || tt_entry.is_some_and(|e| e.is_pv)
+    };
+    s.tt_pv[ply] = tt_pv;
     // Step 4b. Tablebases: right after a capture or pawn move (the WDL tables assume a
     // fresh fifty-move clock) the tables know the game-theoretic result. A win or loss is a
     // bound (the exact distance is unknown), a draw is exact; a bound that settles the node
@@ -304,7 +321,11 @@ pub fn negamax(
 
         // Step 8b. Singular extension: if every other move fails well below the TT move's
         // score in a reduced search, the TT move is the only good one and is searched a ply
-        // deeper. If even the others beat beta, the node is cut (multi-cut).
+        // deeper; two or three plies when the others fail far below (at non-PV nodes, a
+        // bounded number of times per line). If even the others beat beta, the node is cut
+        // (multi-cut). If they merely reach the singular beta, the TT move is not special:
+        // when its own score holds beta, or the node is expected to cut anyway, another move
+        // likely refutes as well, so the TT move is searched shallower (negative extension).
         let mut extension = 0;
         if s.config.singular_extension
             && !is_root
@@ -334,13 +355,27 @@ pub fn negamax(
                     }
                     if score < singular_beta {
                         extension = 1;
+                        if s.config.multi_extension
+                            && !is_pv_node
+                            && i32::from(s.multi_extensions[ply]) < SE_MAX_MULTI_EXTENSIONS.get()
+                            && score < singular_beta - SE_DOUBLE_MARGIN.get()
+                        {
+                            extension = 2;
+                            if is_quiet && score < singular_beta - SE_TRIPLE_MARGIN.get() {
+                                extension = 3;
+                            }
+                        }
                     } else if singular_beta >= beta {
                         return singular_beta;
+                    } else if s.config.negative_extension && tt_score >= beta {
+                        extension = -SE_NEGATIVE_EXTENSION.get();
+                    } else if s.config.negative_extension && cut_node {
+                        extension = -SE_CUT_NODE_NEGATIVE_EXTENSION.get();
                     }
                 }
             }
         }
-        let new_depth = depth - 1 + extension;
+        let mut new_depth = depth - 1 + extension;
 
         // Step 8a. Shallow-depth pruning, once some move has been searched and no mate is
         // at stake: late quiet moves (late move pruning), quiets that cannot lift the eval
@@ -372,7 +407,18 @@ pub fn negamax(
             }
         }
 
+        // A capture or promotion that wins much by exchange is never reduced (asked only of
+        // the moves LMR could reduce).
+        let noisy_lmr = s.config.late_move_reductions
+            && s.config.noisy_reductions
+            && !is_quiet
+            && !in_check
+            && depth >= LMR_MIN_DEPTH
+            && move_count > lmr_min_moves(is_pv_node)
+            && !see_at_least(pos.board(), m, LMR_NOISY_SEE_KEEP.get());
+
         let nodes_before = s.nodes;
+        s.multi_extensions[ply + 1] = s.multi_extensions[ply] + u8::from(extension >= 2);
         pos.make_move(m);
         s.tt.prefetch(pos.key());
         s.prefetch_correction(pos);
@@ -392,24 +438,51 @@ pub fn negamax(
             let child_cut = !is_pv_node && !cut_node;
             score = -negamax(s, pos, new_depth, ply + 1, -beta, -alpha, child_cut);
         } else {
+            // Terms of both kinds of move: more at expected cut nodes; less at nodes that were
+            // on a PV, as at PV nodes, which have their ply less in `late_move_reduction`
+            // already (stacking both there made the bench tree about half as large again).
+            let node_terms = i32::from(s.config.cut_node_reductions && cut_node)
+                - i32::from(s.config.tt_pv_reductions && tt_pv && !is_pv_node) * LMR_TT_PV_PLIES;
             let reduction = if s.config.late_move_reductions && is_quiet && !in_check {
                 let history = s.history.quiet_score(turn, m, &ctx);
                 let is_refutation = killers.contains(&Some(m)) || counter == Some(m);
-                let cut_node_extra = i32::from(s.config.cut_node_reductions && cut_node);
                 (late_move_reduction(depth, move_count, is_pv_node, gives_check)
                     - history / LMR_HISTORY_DIVISOR.get()
                     - i32::from(is_refutation)
-                    + cut_node_extra
+                    + node_terms
                     + i32::from(!improving && !is_pv_node)
                     + i32::from(tt_move_is_capture))
                 .clamp(0, (depth - 2).max(0))
+            } else if noisy_lmr {
+                // Captures and promotions are likelier to matter than quiets: reduced less
+                // than the table says, and by their capture history.
+                let history = s.history.capture_score(turn, m);
+                (noisy_reduction(depth, move_count, is_pv_node, gives_check, history) + node_terms)
+                    .clamp(0, (depth - 2).max(0))
             } else {
                 0
             };
             let reduced_depth = new_depth - reduction;
             score = -negamax(s, pos, reduced_depth, ply + 1, -alpha - 1, -alpha, true);
             if score > alpha && reduction > 0 {
-                score = -negamax(s, pos, new_depth, ply + 1, -alpha - 1, -alpha, !cut_node);
+                // How far the reduced score beat the best one says how much to trust it:
+                // by a lot, the move may be better still (search it deeper); barely, the
+                // full depth is likely enough to refute it (search it shallower). A re-search
+                // no deeper than the reduced one would learn nothing and is skipped.
+                if s.config.research_depth_adjustment {
+                    new_depth += research_depth_adjustment(score, best_score, new_depth);
+                }
+                if new_depth > reduced_depth {
+                    score = -negamax(s, pos, new_depth, ply + 1, -alpha - 1, -alpha, !cut_node);
+                    // The re-search is the better verdict on the move in this context: its
+                    // continuation history learns whether it held up. (Only quiet moves are
+                    // ordered by continuation history.)
+                    if s.config.research_history_update && is_quiet && !s.stopped {
+                        let b = bonus(new_depth);
+                        let b = if score > alpha { b } else { -b };
+                        s.history.update_continuation(turn, m, b, &ctx);
+                    }
+                }
             }
             if score > alpha && score < beta {
                 score = -negamax(s, pos, new_depth, ply + 1, -beta, -alpha, false);
@@ -482,7 +555,9 @@ pub fn negamax(
     }
 
     // Step 10. Remember the result with the kind of bound it is. Not at the root of a MultiPV
-    // line after the first: that search left the best moves out.
+    // line after the first: that search left the best moves out. (The null-move
+    // verification, a search of this node at this ply, may have rewritten the TT-PV flag.)
+    s.tt_pv[ply] = tt_pv;
     if s.config.use_tt && excluded.is_none() && !(is_root && s.pv_index > 0) {
         s.store_result(
             key,
@@ -510,19 +585,28 @@ fn leaf_value(s: &mut Searcher, pos: &Position, ply: usize) -> i32 {
     s.evaluate(pos, ply)
 }
 
+/// Whether the check the side to move is in earns the check extension: the checking move
+/// (the last one) gave a discovered or double check, or does not lose material by exchange
+/// on its square. A check without a known last move (the root of a search from a FEN)
+/// is extended.
+fn check_extension_pays(pos: &Position) -> bool {
+    let (Some(m), Some((before, _))) = (pos.recent_move(1), pos.board_back(1)) else {
+        return true;
+    };
+    // The moved piece stands on `to`; any other checker was uncovered by the move (or is
+    // the rook of a castling move, which risks nothing either).
+    let discovered = (pos.board().checkers() & !Bitboard::from(m.to())).any();
+    discovered || see_at_least(before, m, CHECK_EXTENSION_SEE_THRESHOLD)
+}
+
 fn is_checkmate(pos: &Position) -> bool {
     pos.in_check() && pos.board().legal_moves().is_empty()
 }
 
-/// Depth reduction for a late quiet move; never so much that the move drops straight into
-/// quiescence, and less at PV nodes and for moves that give check.
+/// Depth reduction for a late quiet move (the table's); never so much that the move drops
+/// straight into quiescence, and less at PV nodes and for moves that give check.
 fn late_move_reduction(depth: i32, move_count: usize, is_pv_node: bool, gives_check: bool) -> i32 {
-    let min_moves = if is_pv_node {
-        LMR_MIN_MOVES_PV
-    } else {
-        LMR_MIN_MOVES
-    };
-    if depth < LMR_MIN_DEPTH || move_count <= min_moves {
+    if depth < LMR_MIN_DEPTH || move_count <= lmr_min_moves(is_pv_node) {
         return 0;
     }
     let mut r = lmr_reduction(depth as usize, move_count);
@@ -533,6 +617,46 @@ fn late_move_reduction(depth: i32, move_count: usize, is_pv_node: bool, gives_ch
         r -= 1;
     }
     r.clamp(0, depth - 2)
+}
+
+/// Depth reduction for a late capture or promotion, before the node's terms: the quiet
+/// move's less LMR_NOISY_DISCOUNT, and a ply less per LMR_CAPTURE_HISTORY_DIVISOR of capture
+/// history (a ply more per as much bad history). Zero where no move is reduced.
+fn noisy_reduction(
+    depth: i32,
+    move_count: usize,
+    is_pv_node: bool,
+    gives_check: bool,
+    capture_history: i32,
+) -> i32 {
+    if depth < LMR_MIN_DEPTH || move_count <= lmr_min_moves(is_pv_node) {
+        return 0;
+    }
+    late_move_reduction(depth, move_count, is_pv_node, gives_check)
+        - LMR_NOISY_DISCOUNT.get()
+        - capture_history / LMR_CAPTURE_HISTORY_DIVISOR.get()
+}
+
+/// How many moves a node searches before LMR starts.
+fn lmr_min_moves(is_pv_node: bool) -> usize {
+    if is_pv_node {
+        LMR_MIN_MOVES_PV
+    } else {
+        LMR_MIN_MOVES
+    }
+}
+
+/// The re-search after a reduced search beat alpha: +1 ply when the reduced score beat the
+/// best score so far by more than a margin that grows with the depth, -1 when it beat it by
+/// less than LMR_SHALLOWER_MARGIN, 0 otherwise.
+fn research_depth_adjustment(score: i32, best_score: i32, new_depth: i32) -> i32 {
+    if score > best_score + LMR_DEEPER_BASE.get() + LMR_DEEPER_PER_DEPTH.get() * new_depth {
+        1
+    } else if score < best_score + LMR_SHALLOWER_MARGIN.get() {
+        -1
+    } else {
+        0
+    }
 }
 
 /// The verification search after a deep null-move cutoff: the same node searched normally
@@ -586,5 +710,80 @@ mod tests {
         assert_eq!(eval_bounded_by_tt(50, 120, Bound::Upper), 50);
         assert_eq!(eval_bounded_by_tt(50, -30, Bound::Exact), -30);
         assert_eq!(eval_bounded_by_tt(50, MATE - 3, Bound::Exact), 50);
+    }
+
+    fn after(fen: &str, uci: &str) -> Position {
+        let mut pos = Position::from_fen(fen, false).unwrap();
+        let m = pos.parse_uci_move(uci).unwrap();
+        pos.make_move(m);
+        assert!(pos.in_check(), "{uci} gives check");
+        pos
+    }
+
+    #[test]
+    fn check_extension_skips_checks_that_hang_the_checking_piece() {
+        // Qa4+ walks into the rook on a7.
+        let hanging = after("4k3/r7/8/8/8/8/8/Q3K3 w - - 0 1", "a1a4");
+        assert!(!check_extension_pays(&hanging));
+        // Rh8+ cannot be taken.
+        let safe = after("r3k3/8/8/8/8/8/8/4K2R w - - 0 1", "h1h8");
+        assert!(check_extension_pays(&safe));
+        // Bb7 hangs the bishop but uncovers the rook's check on the e-file.
+        let discovered = after("4k3/r7/8/8/4B3/8/8/4R1K1 w - - 0 1", "e4b7");
+        assert!(check_extension_pays(&discovered));
+        // A check with no move before it (a FEN root) is extended.
+        let root = Position::from_fen("4k3/8/8/8/8/8/8/4R1K1 b - - 0 1", false).unwrap();
+        assert!(check_extension_pays(&root));
+    }
+
+    #[test]
+    fn research_goes_deeper_by_a_margin_and_shallower_when_barely_above() {
+        let deeper = |d: i32| LMR_DEEPER_BASE.get() + LMR_DEEPER_PER_DEPTH.get() * d;
+        for new_depth in [1, 5, 12, 30] {
+            for best in [-MATE + 10, -300, 0, 45] {
+                let margin = deeper(new_depth);
+                assert_eq!(
+                    research_depth_adjustment(best + margin + 1, best, new_depth),
+                    1
+                );
+                assert_eq!(research_depth_adjustment(best + margin, best, new_depth), 0);
+                let shallow = LMR_SHALLOWER_MARGIN.get();
+                assert_eq!(
+                    research_depth_adjustment(best + shallow, best, new_depth),
+                    0
+                );
+                assert_eq!(
+                    research_depth_adjustment(best + shallow - 1, best, new_depth),
+                    -1
+                );
+                assert_eq!(research_depth_adjustment(best + 1, best, new_depth), -1);
+            }
+        }
+        // The margin for a ply more grows with the depth.
+        assert!(deeper(20) > deeper(2));
+    }
+
+    #[test]
+    fn captures_are_reduced_less_than_quiets_and_less_with_good_history() {
+        for depth in 1..40 {
+            for moves in 1..60 {
+                for pv in [false, true] {
+                    let quiet = late_move_reduction(depth, moves, pv, false);
+                    let noisy = noisy_reduction(depth, moves, pv, false, 0);
+                    if depth < LMR_MIN_DEPTH || moves <= lmr_min_moves(pv) {
+                        assert_eq!(noisy, 0);
+                        continue;
+                    }
+                    assert_eq!(noisy, quiet - LMR_NOISY_DISCOUNT.get());
+                    let step = LMR_CAPTURE_HISTORY_DIVISOR.get();
+                    assert_eq!(
+                        noisy_reduction(depth, moves, pv, false, 2 * step),
+                        noisy - 2
+                    );
+                    assert_eq!(noisy_reduction(depth, moves, pv, false, -step), noisy + 1);
+                    assert_eq!(noisy_reduction(depth, moves, pv, false, step - 1), noisy);
+                }
+            }
+        }
     }
 }

@@ -1,66 +1,10 @@
 //! Every search constant in one place, with its unit.
 //!
-//! The pruning and reduction margins are [`Param`]s: constants in a normal build; in a
-//! build with the `spsa` feature each is also a UCI option of the same name, so a tuner
-//! (tools/spsa.py) can set them between games.
+//! The pruning and reduction margins are `tunable!` parameters (src/tunable.rs): constants
+//! in a normal build; in a build with the `spsa` feature each is also a UCI option of the
+//! same name, so a tuner (tools/spsa.py) can set them between games.
 
-#[cfg(feature = "spsa")]
-use std::sync::atomic::{AtomicI32, Ordering};
-
-/// A tunable search parameter with the range a tuner may move it in.
-pub struct Param {
-    pub name: &'static str,
-    pub default: i32,
-    pub min: i32,
-    pub max: i32,
-    #[cfg(feature = "spsa")]
-    value: AtomicI32,
-}
-
-impl Param {
-    const fn new(name: &'static str, default: i32, min: i32, max: i32) -> Param {
-        Param {
-            name,
-            default,
-            min,
-            max,
-            #[cfg(feature = "spsa")]
-            value: AtomicI32::new(default),
-        }
-    }
-
-    /// The value in use: the default in a normal build (an immutable static, so the
-    /// compiler folds it like a constant).
-    #[inline(always)]
-    pub fn get(&self) -> i32 {
-        #[cfg(feature = "spsa")]
-        return self.value.load(Ordering::Relaxed);
-        #[cfg(not(feature = "spsa"))]
-        self.default
-    }
-
-    /// Sets the value (`spsa` builds only); out of range leaves it unchanged.
-    #[cfg(feature = "spsa")]
-    pub fn set(&self, value: i32) -> Result<(), String> {
-        if !(self.min..=self.max).contains(&value) {
-            return Err(format!(
-                "option {}: {value} is out of range {}..{}; value unchanged",
-                self.name, self.min, self.max
-            ));
-        }
-        self.value.store(value, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
-/// Declares each parameter as a `Param` static and lists them all in `TUNABLE`.
-macro_rules! tunable {
-    ($($(#[$doc:meta])* $name:ident = $default:expr, $min:expr, $max:expr;)*) => {
-        $($(#[$doc])* pub static $name: Param = Param::new(stringify!($name), $default, $min, $max);)*
-        /// Every tunable parameter, in declaration order.
-        pub static TUNABLE: &[&Param] = &[$(&$name),*];
-    };
-}
+use crate::tunable::tunable;
 
 /// Deepest iterative-deepening iteration.
 pub const MAX_DEPTH: i32 = 100;
@@ -86,6 +30,10 @@ pub const NMP_VERIFICATION_DEPTH: i32 = 12;
 pub const LMR_MIN_DEPTH: i32 = 3;
 pub const LMR_MIN_MOVES: usize = 2;
 pub const LMR_MIN_MOVES_PV: usize = 4;
+
+/// Nodes the TT flags as having been on a principal variation are reduced this many plies
+/// less, as PV nodes are: their moves are the likeliest to matter.
+pub const LMR_TT_PV_PLIES: i32 = 1;
 
 /// `LMR_TABLE[depth][move number]`, both capped at 63.
 pub static LMR_TABLE: std::sync::LazyLock<[[i32; 64]; 64]> = std::sync::LazyLock::new(|| {
@@ -132,6 +80,9 @@ pub const SEE_PRUNE_MAX_DEPTH: i32 = 8;
 /// half depth against the TT score minus SE_MARGIN_PER_DEPTH cp per ply.
 pub const SE_MIN_DEPTH: i32 = 8;
 pub const SE_TT_DEPTH_MARGIN: i32 = 3;
+/// Check extension: a check is extended when it is a discovered check or its move wins at
+/// least this much by exchange (cp); a checking piece that simply hangs gets no extra ply.
+pub const CHECK_EXTENSION_SEE_THRESHOLD: i32 = 0;
 
 /// Correction history (search/correction.rs). A table keyed by part of the board has
 /// 2^CORRECTION_TABLE_BITS entries per side to move (64 KB); the continuation table one
@@ -171,6 +122,19 @@ tunable! {
     LMR_DIVISOR_CENTI = 225, 120, 400;
     /// Quiet moves with good history are reduced less: one ply less per this much history.
     LMR_HISTORY_DIVISOR = 8192, 2048, 32768;
+    /// Late captures and promotions are reduced LMR_NOISY_DISCOUNT plies less than the
+    /// table's quiet move, and one ply less per LMR_CAPTURE_HISTORY_DIVISOR of capture
+    /// history (more with bad history); not at all if SEE says they win at least
+    /// LMR_NOISY_SEE_KEEP cp.
+    LMR_NOISY_DISCOUNT = 2, 0, 4;
+    LMR_CAPTURE_HISTORY_DIVISOR = 4096, 1024, 16384;
+    LMR_NOISY_SEE_KEEP = 200, 0, 900;
+    /// After a reduced search beats alpha, the full-depth re-search goes a ply deeper if
+    /// it beat the best score so far by more than LMR_DEEPER_BASE + LMR_DEEPER_PER_DEPTH
+    /// * (full depth) cp, a ply shallower if by less than LMR_SHALLOWER_MARGIN cp.
+    LMR_DEEPER_BASE = 40, 0, 150;
+    LMR_DEEPER_PER_DEPTH = 2, 0, 10;
+    LMR_SHALLOWER_MARGIN = 10, 0, 50;
     /// Late move pruning: quiets beyond LMP_BASE + depth^2 moves (half when not improving).
     LMP_BASE = 3, 0, 10;
     /// Futility pruning: a quiet move whose eval + FUTILITY_BASE + FUTILITY_PER_DEPTH * depth
@@ -197,6 +161,21 @@ tunable! {
     MINOR_CORRECTION_WEIGHT = 96, 0, 384;
     MAJOR_CORRECTION_WEIGHT = 96, 0, 384;
     CONTINUATION_CORRECTION_WEIGHT = 128, 0, 384;
+    /// A singular TT move is extended two plies when the other moves fail this far (cp)
+    /// below the singular beta, at non-PV nodes, and three plies when they fail
+    /// SE_TRIPLE_MARGIN below it and the TT move is quiet.
+    SE_DOUBLE_MARGIN = 20, 0, 80;
+    SE_TRIPLE_MARGIN = 100, 30, 250;
+    /// Double and triple extensions happen at most this many times along one line from the
+    /// root, so a line of singular moves cannot grow the search without bound (published
+    /// engines allow 5 to 12; the low end here, as a won, forcing position can still cost
+    /// several times main's nodes at depth 20).
+    SE_MAX_MULTI_EXTENSIONS = 6, 0, 16;
+    /// Negative extension: plies taken off a TT move that is not singular while its TT
+    /// score is at least beta (another move likely holds beta too), or else at an expected
+    /// cut node (SE_CUT_NODE_NEGATIVE_EXTENSION).
+    SE_NEGATIVE_EXTENSION = 1, 0, 3;
+    SE_CUT_NODE_NEGATIVE_EXTENSION = 1, 0, 2;
 }
 
 #[cfg(test)]
@@ -205,18 +184,7 @@ mod tests {
 
     #[test]
     fn tunable_defaults_are_inside_their_ranges_and_names_unique() {
-        let mut names: Vec<&str> = TUNABLE.iter().map(|p| p.name).collect();
-        for p in TUNABLE {
-            assert!(
-                p.min < p.max && (p.min..=p.max).contains(&p.default),
-                "{}",
-                p.name
-            );
-            assert_eq!(p.get(), p.default, "{}", p.name);
-        }
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), TUNABLE.len());
+        crate::tunable::check_list(TUNABLE);
         assert_eq!(RFP_MARGIN_PER_DEPTH.name, "RFP_MARGIN_PER_DEPTH");
     }
 

@@ -34,6 +34,8 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     let is_pv_node = beta - alpha > 1;
     let original_alpha = alpha;
     let mut tt_eval = None;
+    // The TT-PV flag is only carried along here (stored as found, or set on a PV line).
+    s.tt_pv[ply] = is_pv_node;
     if s.config.qsearch_tt {
         if let Some(entry) = s.tt.probe(key) {
             let score = score_from_tt(entry.score, ply);
@@ -42,6 +44,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
                 return score;
             }
             tt_eval = Some(i32::from(entry.eval));
+            s.tt_pv[ply] |= entry.is_pv;
         }
     }
 

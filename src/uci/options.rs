@@ -103,11 +103,19 @@ pub fn declarations() -> Vec<String> {
     .collect()
 }
 
-/// The search parameters as spin options (`spsa` builds only).
+/// Every tunable parameter: the search's margins, then the time manager's plan.
+#[cfg(feature = "spsa")]
+fn tunables() -> impl Iterator<Item = &'static crate::tunable::Param> {
+    crate::search::params::TUNABLE
+        .iter()
+        .chain(crate::time::TUNABLE)
+        .copied()
+}
+
+/// The tunable parameters as spin options (`spsa` builds only).
 fn tunable_declarations() -> Vec<String> {
     #[cfg(feature = "spsa")]
-    return crate::search::params::TUNABLE
-        .iter()
+    return tunables()
         .map(|p| {
             format!(
                 "option name {} type spin default {} min {} max {}",
@@ -135,13 +143,10 @@ fn spin(name: &str, value: Option<&str>, min: u64, max: u64) -> Result<u64, Stri
     Ok(v)
 }
 
-/// Sets the search parameter named `name` (lower case), if there is one.
+/// Sets the tunable parameter named `name` (lower case), if there is one.
 #[cfg(feature = "spsa")]
 fn set_tunable(name: &str, value: Option<&str>) -> Result<bool, String> {
-    let Some(param) = crate::search::params::TUNABLE
-        .iter()
-        .find(|p| p.name.eq_ignore_ascii_case(name))
-    else {
+    let Some(param) = tunables().find(|p| p.name.eq_ignore_ascii_case(name)) else {
         return Ok(false);
     };
     let text = value.ok_or_else(|| format!("option {} needs a value", param.name))?;
@@ -285,6 +290,17 @@ mod tests {
             assert_eq!(o.set("LMP_BASE", Some("3")), Ok(Change::None));
             assert_eq!(LMP_BASE.get(), 3);
         }
+    }
+
+    #[test]
+    fn tunable_names_are_unique_across_modules() {
+        // `setoption` takes the first parameter of a name: the lists must not share one.
+        let all: Vec<_> = crate::search::params::TUNABLE
+            .iter()
+            .chain(crate::time::TUNABLE)
+            .copied()
+            .collect();
+        crate::tunable::check_list(&all);
     }
 
     #[test]
