@@ -11,7 +11,10 @@ that commit and running the same flags with `--games G`.
   tools/data.py status                 which files are present, missing or different
   tools/data.py record FILE COMMIT NET -- FLAGS...
                                        add or update FILE's row from its progress file
-  tools/data.py regenerate [FILE ...]  rebuild missing files (all missing ones by default)
+  tools/data.py regenerate [--threads N] [FILE ...]
+                                       rebuild missing files (all missing ones by default);
+                                       --threads replaces the row's thread count, which
+                                       does not change the games (they are written in order)
   tools/data.py paths [--present]      the files' full paths, one per line (for `train`)
 
 Only the complete games of a file count (its `.progress`); a run stopped mid-game has a
@@ -166,6 +169,13 @@ def build(commit, where):
 
 
 def regenerate(args):
+    threads = None
+    if "--threads" in args:
+        at = args.index("--threads")
+        if at + 1 >= len(args) or not args[at + 1].isdigit() or int(args[at + 1]) < 1:
+            sys.exit("regenerate: --threads needs a positive number")
+        threads = args[at + 1]
+        args = args[:at] + args[at + 2 :]
     rows = read_manifest()
     wanted = [r for r in rows if (r["file"] in args if args else state(r) == "missing")]
     if not wanted:
@@ -175,19 +185,29 @@ def regenerate(args):
     where = tempfile.mkdtemp(prefix="basalt-regenerate-")
     binaries = {}
     try:
-        make(wanted, where, binaries)
+        make(wanted, where, binaries, threads)
     finally:
         for commit in binaries:
             tree = os.path.join(where, commit)
             subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", tree], check=False)
 
 
-def make(wanted, where, binaries):
+def with_threads(flags, threads):
+    """`flags` with its --threads value replaced by `threads` (None: unchanged)."""
+    if threads is None:
+        return flags
+    if "--threads" in flags:
+        at = flags.index("--threads")
+        return flags[: at + 1] + [threads] + flags[at + 2 :]
+    return flags + ["--threads", threads]
+
+
+def make(wanted, where, binaries, threads):
     for row in wanted:
         if row["commit"] not in binaries:
             binaries[row["commit"]] = build(row["commit"], where)
         path = os.path.join(data_dir(), row["file"])
-        flags = shlex.split(row["flags"])
+        flags = with_threads(shlex.split(row["flags"]), threads)
         command = [binaries[row["commit"]], "datagen", "--out", path, "--games", row["games"]]
         print(shlex.join(command + flags), flush=True)
         subprocess.run(command + flags, check=True)
