@@ -403,6 +403,11 @@ pub struct TrainArgs {
     /// weights.
     #[arg(long, default_value = "none", value_parser = parse_king_buckets)]
     pub king_buckets: KingBuckets,
+    /// Train the king buckets' input rows as a part all buckets share plus each bucket's
+    /// own, so every position teaches every bucket (the net file holds the sums). Needs a
+    /// layout of more than one set.
+    #[arg(long)]
+    pub factorise: bool,
     /// Total passes over the training split, including those a resumed run has done.
     #[arg(long, default_value_t = 20)]
     pub epochs: u32,
@@ -452,6 +457,7 @@ impl TrainArgs {
             hidden: self.hidden,
             output_buckets: self.output_buckets,
             king_buckets: self.king_buckets,
+            factorise: self.factorise,
             epochs: self.epochs,
             batch_size: self.batch,
             learning_rate: self.lr,

@@ -12,6 +12,7 @@
 pub mod adam;
 pub mod checkpoint;
 pub mod data;
+pub mod factoriser;
 pub mod gradient;
 pub mod net_file;
 
@@ -26,15 +27,18 @@ use crate::nnue::{FloatNetwork, KingBuckets, FEATURES};
 use adam::Adam;
 use checkpoint::Checkpoint;
 use data::{Record, TrainingSample};
+use factoriser::Factoriser;
 use gradient::Scratch;
 
 /// How often a long epoch reports its progress.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(10);
 
-/// The network, its optimizer and one gradient buffer per thread.
+/// The network, its optimizer, the factoriser of a factorised net and one gradient buffer
+/// per thread.
 pub struct Trainer {
     network: FloatNetwork,
     adam: Adam,
+    factoriser: Option<Factoriser>,
     workers: Vec<GradientWorker>,
 }
 
@@ -83,26 +87,42 @@ impl GradientWorker {
 
 impl Trainer {
     /// A freshly initialised network (seeded) with `buckets` output buckets and the king
-    /// buckets `kings`, trained by `threads` threads.
+    /// buckets `kings`, trained by `threads` threads. Factorised, every king bucket starts
+    /// as the same random rows, all of them shared (see `factoriser`).
     pub fn new(
         hidden: usize,
         buckets: usize,
-        kings: KingBuckets,
+        (kings, factorise): (KingBuckets, bool),
         threads: usize,
         seed: u64,
     ) -> Trainer {
-        let network = initial_network(hidden, buckets, kings, &mut StdRng::seed_from_u64(seed));
+        let rng = &mut StdRng::seed_from_u64(seed);
+        let (network, factoriser) = if factorise {
+            let network = initial_network(hidden, buckets, KingBuckets::NONE, rng)
+                .with_king_buckets(kings)
+                .expect("a net without king buckets takes any layout");
+            let factoriser = Factoriser::from_network(&network);
+            (network, Some(factoriser))
+        } else {
+            (initial_network(hidden, buckets, kings, rng), None)
+        };
         let adam = Adam::new(network.params().len());
-        Trainer::resume(network, adam, threads)
+        Trainer::resume(network, adam, factoriser, threads)
     }
 
-    pub fn resume(network: FloatNetwork, adam: Adam, threads: usize) -> Trainer {
+    pub fn resume(
+        network: FloatNetwork,
+        adam: Adam,
+        factoriser: Option<Factoriser>,
+        threads: usize,
+    ) -> Trainer {
         let workers = (0..threads.max(1))
             .map(|_| GradientWorker::new(&network))
             .collect();
         Trainer {
             network,
             adam,
+            factoriser,
             workers,
         }
     }
@@ -152,8 +172,18 @@ impl Trainer {
                 *g += o;
             }
         }
-        self.adam
-            .step(self.network.params_mut(), gradient, learning_rate, threads);
+        match &mut self.factoriser {
+            Some(factoriser) => factoriser.step(
+                &mut self.network,
+                &mut self.adam,
+                gradient,
+                learning_rate,
+                threads,
+            ),
+            None => self
+                .adam
+                .step(self.network.params_mut(), gradient, learning_rate, threads),
+        }
         errors
     }
 
@@ -227,6 +257,9 @@ pub struct TrainSettings {
     /// King buckets. From `init`'s net without them, every bucket starts as a copy of its
     /// input weights.
     pub king_buckets: KingBuckets,
+    /// Train the king buckets' rows factorised: a part every bucket shares plus each
+    /// bucket's own (`factoriser`). Needs more than one king bucket.
+    pub factorise: bool,
     /// Total epochs, counting those a resumed checkpoint has done.
     pub epochs: u32,
     pub batch_size: usize,
@@ -287,6 +320,13 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             settings.output_buckets
         ));
     }
+    if settings.factorise && settings.king_buckets.count() < 2 {
+        return Err(
+            "--factorise shares input rows between king buckets: it needs a --king-buckets \
+             layout of more than one set (m4)"
+                .to_string(),
+        );
+    }
     let started = Instant::now();
     let loaded = data::load(&settings.data).map_err(|e| format!("cannot read data: {e}"))?;
     let records = loaded.records;
@@ -336,6 +376,17 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
         if *saved.network.king_buckets() != settings.king_buckets {
             return Err("the checkpoint has another --king-buckets layout".to_string());
         }
+        if saved.factoriser.is_some() != settings.factorise {
+            return Err(format!(
+                "the checkpoint was trained {}, this run asks for {}",
+                if saved.factoriser.is_some() {
+                    "with --factorise"
+                } else {
+                    "without --factorise"
+                },
+                if settings.factorise { "it" } else { "none" }
+            ));
+        }
         if saved.seed != settings.seed {
             log(&format!(
                 "warning: the checkpoint was trained with --seed {}, this run uses {}: the \
@@ -349,7 +400,7 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             saved.epochs_done
         ));
         (
-            Trainer::resume(saved.network, saved.adam, threads),
+            Trainer::resume(saved.network, saved.adam, saved.factoriser, threads),
             saved.epochs_done,
         )
     } else if let Some(init) = &settings.init {
@@ -368,21 +419,29 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             .map_err(|e| format!("{}: {e}", init.display()))?;
         log(&format!("starting from the weights of {}", init.display()));
         let adam = Adam::new(network.params().len());
-        (Trainer::resume(network, adam, threads), 0)
+        let factoriser = settings
+            .factorise
+            .then(|| Factoriser::from_network(&network));
+        (Trainer::resume(network, adam, factoriser, threads), 0)
     } else {
         let trainer = Trainer::new(
             settings.hidden,
             settings.output_buckets,
-            settings.king_buckets,
+            (settings.king_buckets, settings.factorise),
             threads,
             settings.seed,
         );
         (trainer, 0)
     };
     log(&format!(
-        "network (768 x {} -> {h}) x 2 -> 1 ({}mirrored) with {} output buckets, {} \
+        "network (768 x {}{} -> {h}) x 2 -> 1 ({}mirrored) with {} output buckets, {} \
          parameters; validation loss {}",
         trainer.network.king_buckets().count(),
+        if trainer.factoriser.is_some() {
+            ", factorised"
+        } else {
+            ""
+        },
         if trainer.network.king_buckets().mirrored() {
             ""
         } else {
@@ -430,6 +489,7 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
         let saved = Checkpoint {
             network: trainer.network.clone(),
             adam: trainer.adam.clone(),
+            factoriser: trainer.factoriser.clone(),
             epochs_done: epoch + 1,
             seed: settings.seed,
         };
@@ -493,6 +553,7 @@ mod tests {
             hidden: 16,
             output_buckets: 1,
             king_buckets: KingBuckets::NONE,
+            factorise: false,
             epochs: 10,
             batch_size: 16,
             learning_rate: 0.001,
@@ -512,13 +573,25 @@ mod tests {
     }
 
     /// On synthetic labels (Basalt's static evaluation of random positions) a few epochs
-    /// must lower the validation loss well below where it started, with one thread and two.
+    /// must lower the validation loss well below where it started: with one thread and two,
+    /// and with four king buckets trained factorised.
     #[test]
     fn training_lowers_the_validation_loss() {
         let records = random_records(4000, 21);
         let (training, validation) = records.split_at(3600);
-        for threads in [1, 2] {
-            let mut trainer = Trainer::new(32, 1, KingBuckets::NONE, threads, 5);
+        let m4 = KingBuckets::named("m4").unwrap();
+        let trainers = [
+            (
+                "one thread",
+                Trainer::new(32, 1, (KingBuckets::NONE, false), 1, 5),
+            ),
+            (
+                "two threads",
+                Trainer::new(32, 1, (KingBuckets::NONE, false), 2, 5),
+            ),
+            ("factorised m4", Trainer::new(32, 1, (m4, true), 1, 5)),
+        ];
+        for (name, mut trainer) in trainers {
             let before = trainer.loss(validation, 0.25);
             let mut order: Vec<u32> = (0..training.len() as u32).collect();
             let mut losses = Vec::new();
@@ -530,12 +603,95 @@ mod tests {
                 losses.push(trainer.loss(validation, 0.25));
             }
             let after = *losses.last().unwrap();
-            eprintln!("threads {threads}: validation loss {before:.5} -> {losses:.5?}");
+            eprintln!("{name}: validation loss {before:.5} -> {losses:.5?}");
             assert!(
                 after < 0.6 * before && after < losses[0],
-                "threads {threads}: {before:.5} -> {losses:?}"
+                "{name}: {before:.5} -> {losses:?}"
             );
         }
+    }
+
+    /// A short run on `data` that writes `dir/NAME.nnue` and `dir/NAME.ckpt`.
+    fn run_settings(
+        dir: &std::path::Path,
+        data: &std::path::Path,
+        name: &str,
+        epochs: u32,
+        resume: bool,
+    ) -> TrainSettings {
+        TrainSettings {
+            data: vec![data.to_path_buf()],
+            out: dir.join(format!("{name}.nnue")),
+            checkpoint: dir.join(format!("{name}.ckpt")),
+            resume,
+            init: None,
+            hidden: 16,
+            output_buckets: 1,
+            king_buckets: KingBuckets::NONE,
+            factorise: false,
+            epochs,
+            batch_size: 64,
+            learning_rate: 0.002,
+            lr_drop_every: 2,
+            lr_gamma: 0.3,
+            wdl: 0.25,
+            mirror: true,
+            threads: 2,
+            validation_fraction: 0.1,
+            seed: 17,
+        }
+    }
+
+    /// A factorised run cut and resumed ends where an uninterrupted one ends; a resume that
+    /// drops or adds `--factorise`, and `--factorise` without king buckets, are refused.
+    #[test]
+    fn factorised_run_resumes_exactly() {
+        let dir = std::env::temp_dir().join(format!("basalt-train-fact-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("records.bin");
+        std::fs::write(&data, random_records(800, 8).concat()).unwrap();
+        let settings = |name: &str, epochs: u32, resume: bool, factorise: bool| TrainSettings {
+            output_buckets: 2,
+            king_buckets: KingBuckets::named("m4").unwrap(),
+            factorise,
+            mirror: false,
+            seed: 23,
+            ..run_settings(&dir, &data, name, epochs, resume)
+        };
+        let mut lines = Vec::new();
+        run(&settings("whole", 3, false, true), &mut |l| {
+            lines.push(l.to_string())
+        })
+        .unwrap();
+        assert!(
+            lines.iter().any(|l| l.contains("768 x 4, factorised ->")),
+            "{lines:?}"
+        );
+        run(&settings("cut", 2, false, true), &mut |_| {}).unwrap();
+        run(&settings("cut", 3, true, true), &mut |_| {}).unwrap();
+        let whole = checkpoint::load(&dir.join("whole.ckpt")).unwrap();
+        let resumed = checkpoint::load(&dir.join("cut.ckpt")).unwrap();
+        assert!(whole.factoriser.is_some());
+        assert!(whole == resumed, "resumed run diverged");
+        let net = std::fs::read(dir.join("whole.nnue")).unwrap();
+        assert_eq!(net, std::fs::read(dir.join("cut.nnue")).unwrap());
+        // The file holds the sums, as an unfactorised net of the same layout.
+        assert_eq!(net, whole.network.quantize().to_bytes());
+        let refused = run(&settings("cut", 4, true, false), &mut |_| {}).unwrap_err();
+        assert!(refused.contains("with --factorise"), "{refused}");
+        run(&settings("plain", 1, false, false), &mut |_| {}).unwrap();
+        let refused = run(&settings("plain", 2, true, true), &mut |_| {}).unwrap_err();
+        assert!(refused.contains("without --factorise"), "{refused}");
+        let refused = run(
+            &TrainSettings {
+                king_buckets: KingBuckets::named("mirror").unwrap(),
+                ..settings("one", 1, false, true)
+            },
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(refused.contains("more than one set"), "{refused}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// One thread and two compute the same gradient, up to float summation order.
@@ -544,8 +700,8 @@ mod tests {
         let records = random_records(300, 3);
         let batch: Vec<u32> = (0..300).collect();
         let m4 = KingBuckets::named("m4").unwrap();
-        let mut single = Trainer::new(16, 4, m4, 1, 9);
-        let mut double = Trainer::new(16, 4, m4, 2, 9);
+        let mut single = Trainer::new(16, 4, (m4, false), 1, 9);
+        let mut double = Trainer::new(16, 4, (m4, false), 2, 9);
         let e1 = single.train_batch(&records, &batch, 0.0, 0.25);
         let e2 = double.train_batch(&records, &batch, 0.0, 0.25);
         assert!((e1 - e2).abs() < 1e-6 * e1);
@@ -582,26 +738,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let data = dir.join("records.bin");
         std::fs::write(&data, random_records(1000, 4).concat()).unwrap();
-        let settings = |name: &str, epochs: u32, resume: bool| TrainSettings {
-            data: vec![data.clone()],
-            out: dir.join(format!("{name}.nnue")),
-            checkpoint: dir.join(format!("{name}.ckpt")),
-            resume,
-            init: None,
-            hidden: 16,
-            output_buckets: 1,
-            king_buckets: KingBuckets::NONE,
-            epochs,
-            batch_size: 64,
-            learning_rate: 0.002,
-            lr_drop_every: 2,
-            lr_gamma: 0.3,
-            wdl: 0.25,
-            mirror: true,
-            threads: 2,
-            validation_fraction: 0.1,
-            seed: 17,
-        };
+        let settings =
+            |name: &str, epochs: u32, resume: bool| run_settings(&dir, &data, name, epochs, resume);
         let mut lines = Vec::new();
         let mut log = |line: &str| lines.push(line.to_string());
         run(&settings("whole", 3, false), &mut log).unwrap();
@@ -757,7 +895,7 @@ mod tests {
     fn round_trip(kings: KingBuckets) {
         let hidden = 32;
         let records = random_records(3000, 11);
-        let mut trainer = Trainer::new(hidden, 2, kings, 1, 1);
+        let mut trainer = Trainer::new(hidden, 2, (kings, false), 1, 1);
         let order: Vec<u32> = (0..records.len() as u32).collect();
         for batch in order.chunks(256).cycle().take(40) {
             trainer.train_batch(&records, batch, 0.01, 0.25);
