@@ -66,9 +66,23 @@ macro_rules! tunable {
 }
 pub(crate) use tunable;
 
+/// Held by tests that change a parameter and by those that read the defaults: tests run
+/// in parallel, and the parameters are global.
+#[cfg(test)]
+pub static TEST_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `TEST_LOCK`, also after a test that held it failed.
+#[cfg(test)]
+pub fn test_lock() -> std::sync::MutexGuard<'static, ()> {
+    TEST_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Checks one module's list: defaults inside their ranges, names unique.
 #[cfg(test)]
 pub fn check_list(list: &[&Param]) {
+    let _values_stay = test_lock();
     let mut names: Vec<&str> = list.iter().map(|p| p.name).collect();
     for p in list {
         assert!(

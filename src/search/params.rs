@@ -210,6 +210,7 @@ mod tests {
     #[test]
     fn spsa_builds_set_values_within_range_only() {
         let p = &SE_MARGIN_PER_DEPTH;
+        let _others_wait = crate::tunable::test_lock();
         assert!(p.set(p.max + 1).is_err());
         assert_eq!(p.get(), p.default);
         p.set(p.max).unwrap();

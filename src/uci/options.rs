@@ -284,6 +284,7 @@ mod tests {
         #[cfg(feature = "spsa")]
         {
             use crate::search::params::LMP_BASE;
+            let _others_wait = crate::tunable::test_lock();
             assert_eq!(o.set("LMP_BASE", Some("7")), Ok(Change::None));
             assert_eq!(LMP_BASE.get(), 7);
             assert!(o.set("LMP_BASE", Some("x")).is_err());
