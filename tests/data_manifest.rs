@@ -1,0 +1,138 @@
+//! `tools/data.py` on a scratch manifest and data directory: `record` writes a file's row and
+//! a checkpoint each time, and `status` tells a present file, a missing one, a partial one
+//! (a regeneration under way) that matches the last checkpoint it has passed, one that has
+//! passed none yet, and one whose bytes differ from that checkpoint.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DATA_PY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/data.py");
+const FILE: &str = "t.games";
+
+/// The datagen flags of the test file (the manifest row's flags: no --out or --games).
+fn flags() -> Vec<String> {
+    let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/eval_book_8moves_v3.epd");
+    let mut flags: Vec<String> = "--format games --threads 1 --nodes 800 --seed 7 --book"
+        .split(' ')
+        .map(String::from)
+        .collect();
+    flags.push(book.display().to_string());
+    flags
+}
+
+/// Plays `games` games into `data/FILE` (resuming what is there).
+fn datagen(data: &Path, games: u32) {
+    std::fs::create_dir_all(data).unwrap();
+    let output = common::basalt()
+        .args(["datagen", "--out"])
+        .arg(data.join(FILE))
+        .args(["--games", &games.to_string()])
+        .args(flags())
+        .output()
+        .expect("datagen runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Runs `tools/data.py ARGS` on `manifest` and `data`; its standard output.
+fn data_py(manifest: &Path, data: &Path, args: &[&str]) -> String {
+    let output = Command::new("python3")
+        .arg(DATA_PY)
+        .args(args)
+        .env("BASALT_MANIFEST", manifest)
+        .env("BASALT_DATA", data)
+        .output()
+        .expect("python3 runs tools/data.py");
+    assert!(
+        output.status.success(),
+        "data.py {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn record(manifest: &Path, data: &Path) {
+    let flags = flags();
+    let mut args = vec!["record", FILE, "abc1234", "test net", "--"];
+    args.extend(flags.iter().map(String::as_str));
+    data_py(manifest, data, &args);
+}
+
+/// The state `status` gives the test file.
+fn state(manifest: &Path, data: &Path) -> String {
+    let out = data_py(manifest, data, &["status"]);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(FILE))
+        .unwrap_or_else(|| panic!("no line for {FILE} in {out}"));
+    line.split("records").nth(1).unwrap().trim().to_string()
+}
+
+fn scratch_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("data-manifest");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn status_checks_a_partial_regeneration_against_the_checkpoints() {
+    let dir = scratch_dir();
+    let manifest = dir.join("datasets.tsv");
+    std::fs::write(
+        &manifest,
+        "# test manifest\nfile\tcommit\tnet\tgames\trecords\tbytes\tsha256\tflags\n",
+    )
+    .unwrap();
+    let data = dir.join("data");
+
+    // Recorded at 3 games and again at 6: the row says 6, the checkpoints both.
+    datagen(&data, 3);
+    record(&manifest, &data);
+    datagen(&data, 6);
+    record(&manifest, &data);
+    assert_eq!(state(&manifest, &data), "present");
+    let checkpoints = std::fs::read_to_string(dir.join("datasets-checkpoints.tsv")).unwrap();
+    let games: Vec<&str> = checkpoints
+        .lines()
+        .filter(|l| l.starts_with(FILE))
+        .map(|l| l.split('\t').nth(1).unwrap())
+        .collect();
+    assert_eq!(games, ["3", "6"]);
+    // Recording the same games again adds no checkpoint.
+    record(&manifest, &data);
+    let again = std::fs::read_to_string(dir.join("datasets-checkpoints.tsv")).unwrap();
+    assert_eq!(again, checkpoints);
+
+    // Another machine: nothing yet, then a regeneration stopped before the first checkpoint,
+    // then one past it.
+    let other = dir.join("other");
+    assert_eq!(state(&manifest, &other), "missing");
+    datagen(&other, 2);
+    assert_eq!(
+        state(&manifest, &other),
+        "partial: 2 of 6 games, no checkpoint reached yet"
+    );
+    datagen(&other, 4);
+    assert_eq!(
+        state(&manifest, &other),
+        "partial: 4 of 6 games, matches the checkpoint at 3 games"
+    );
+
+    // One changed byte inside the checkpoint's bytes is caught.
+    let path = other.join(FILE);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[40] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let damaged = state(&manifest, &other);
+    assert!(
+        damaged.starts_with("different: its first ")
+            && damaged.ends_with("bytes do not match the checkpoint at 3 games"),
+        "{damaged}"
+    );
+}
