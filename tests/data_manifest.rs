@@ -1,12 +1,13 @@
 //! `tools/data.py` on a scratch manifest and data directory: `record` writes a file's row and
 //! a checkpoint each time, and `status` tells a present file, a missing one, a partial one
 //! (a regeneration under way) that matches the last checkpoint it has passed, one that has
-//! passed none yet, and one whose bytes differ from that checkpoint.
+//! passed none yet, and one whose bytes differ from that checkpoint; `cut` takes a file's
+//! first games out as datagen would have written them.
 
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 const DATA_PY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/data.py");
 const FILE: &str = "t.games";
@@ -39,21 +40,33 @@ fn datagen(data: &Path, games: u32) {
     );
 }
 
-/// Runs `tools/data.py ARGS` on `manifest` and `data`; its standard output.
-fn data_py(manifest: &Path, data: &Path, args: &[&str]) -> String {
-    let output = Command::new("python3")
+/// Runs `tools/data.py ARGS` on `manifest` and `data`.
+fn run_data_py(manifest: &Path, data: &Path, args: &[&str]) -> Output {
+    Command::new("python3")
         .arg(DATA_PY)
         .args(args)
         .env("BASALT_MANIFEST", manifest)
         .env("BASALT_DATA", data)
         .output()
-        .expect("python3 runs tools/data.py");
+        .expect("python3 runs tools/data.py")
+}
+
+/// `tools/data.py ARGS`, which must succeed: its standard output.
+fn data_py(manifest: &Path, data: &Path, args: &[&str]) -> String {
+    let output = run_data_py(manifest, data, args);
     assert!(
         output.status.success(),
         "data.py {args:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).unwrap()
+}
+
+/// `tools/data.py ARGS`, which must fail: its standard error.
+fn data_py_fails(manifest: &Path, data: &Path, args: &[&str]) -> String {
+    let output = run_data_py(manifest, data, args);
+    assert!(!output.status.success(), "data.py {args:?} succeeded");
+    String::from_utf8(output.stderr).unwrap()
 }
 
 fn record(manifest: &Path, data: &Path) {
@@ -123,6 +136,36 @@ fn status_checks_a_partial_regeneration_against_the_checkpoints() {
         state(&manifest, &other),
         "partial: 4 of 6 games, matches the checkpoint at 3 games"
     );
+
+    // `cut` takes the same 4 games out of the 6-game file, byte for byte, and refuses to
+    // make up games or overwrite a file.
+    let four = dir.join("four.games");
+    data_py(
+        &manifest,
+        &data,
+        &["cut", FILE, "4", four.to_str().unwrap()],
+    );
+    assert_eq!(
+        std::fs::read(&four).unwrap(),
+        std::fs::read(other.join(FILE)).unwrap()
+    );
+    let seven = dir.join("seven.games");
+    let refused = data_py_fails(
+        &manifest,
+        &data,
+        &["cut", FILE, "7", seven.to_str().unwrap()],
+    );
+    assert!(
+        refused.contains("holds 6 complete games, fewer than 7"),
+        "{refused}"
+    );
+    assert!(!seven.exists());
+    let again = data_py_fails(
+        &manifest,
+        &data,
+        &["cut", FILE, "2", four.to_str().unwrap()],
+    );
+    assert!(again.contains("exists"), "{again}");
 
     // One changed byte inside the checkpoint's bytes is caught.
     let path = other.join(FILE);

@@ -19,6 +19,10 @@ that commit and running the same flags with `--games G`.
                                        --threads replaces the row's thread count, which
                                        does not change the games (they are written in order)
   tools/data.py paths [--present]      the files' full paths, one per line (for `train`)
+  tools/data.py cut FILE GAMES OUT     writes the first GAMES games of the games file FILE
+                                       (as `datagen --games GAMES` would have written them)
+                                       to OUT and prints its bytes and SHA-256: the
+                                       training prefixes nets/README.md names
 
 Only the complete games of a file count (its `.progress`); a run stopped mid-game has a
 partial game at the end, which the next resume cuts off, so `record` hashes the complete
@@ -49,6 +53,8 @@ CHECKPOINTS_HEADER = """# Checkpoints of the files in datasets.tsv: every (games
 # against the last checkpoint it has passed (tools/data.py status).
 """
 RECORD_BYTES = 32
+GAMES_MAGIC = b"\xffBSLTGM\xff"
+GAMES_HEADER_BYTES = 12
 
 
 def data_dir():
@@ -296,7 +302,43 @@ def paths(args):
             print(path)
 
 
-COMMANDS = {"status": status, "record": record, "regenerate": regenerate, "paths": paths}
+def game_bytes(data, at):
+    """The length of the game starting at `data[at:]` (docs/datagen.md, "Games format"):
+    19 bytes, a nibble per piece of its start position, 3 bytes per ply."""
+    plies = int.from_bytes(data[at : at + 2], "little")
+    pieces = bin(int.from_bytes(data[at + 7 : at + 15], "little")).count("1")
+    return 19 + (pieces + 1) // 2 + 3 * plies
+
+
+def cut(args):
+    if len(args) != 3 or not args[1].isdigit():
+        sys.exit("usage: tools/data.py cut FILE GAMES OUT")
+    source, games, out = args[0], int(args[1]), args[2]
+    if not os.path.isabs(source) and not os.path.exists(source):
+        source = os.path.join(data_dir(), source)
+    with open(source, "rb") as f:
+        data = f.read()
+    if not data.startswith(GAMES_MAGIC):
+        sys.exit(f"{source}: not a games file (datagen --format games)")
+    at = GAMES_HEADER_BYTES
+    for game in range(games):
+        if at + 15 > len(data) or at + game_bytes(data, at) > len(data):
+            sys.exit(f"{source}: holds {game} complete games, fewer than {games}")
+        at += game_bytes(data, at)
+    if os.path.exists(out):
+        sys.exit(f"{out} exists: refusing to overwrite it")
+    with open(out, "wb") as f:
+        f.write(data[:at])
+    print(f"{out}: the first {games} games of {source}, {at} bytes, sha256 {sha256_of(out, at)}")
+
+
+COMMANDS = {
+    "status": status,
+    "record": record,
+    "regenerate": regenerate,
+    "paths": paths,
+    "cut": cut,
+}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
