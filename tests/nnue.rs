@@ -10,6 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, FromSetup, Position as _};
+use std::path::Path;
 
 /// Start, Kiwipete, a position with promotions and en passant, and CPW position 3.
 const TREE_FENS: [&str; 4] = [
@@ -178,13 +179,19 @@ fn a_loaded_network_evaluates_like_the_one_written() {
     }
 }
 
-/// Every net kept in `nets/` loads (format, checksum) and evaluates the start position
-/// close to level and a queen-up position far ahead, for the side to move.
+/// Every net kept in `nets/` and `nets/candidates/` loads (format, checksum) and evaluates
+/// the start position close to level and a queen-up position far ahead, for the side to move.
 #[test]
 fn every_committed_net_loads_and_evaluates_sensibly() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/nets");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("nets");
+    let candidates = std::fs::read_dir(dir.join("candidates"))
+        .into_iter()
+        .flatten();
     let mut checked = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("nets/ exists") {
+    for entry in std::fs::read_dir(&dir)
+        .expect("nets/ exists")
+        .chain(candidates)
+    {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|e| e != "nnue") {
             continue;
