@@ -86,37 +86,42 @@ def read_checkpoints(name=None):
         return []
     rows = read_table(CHECKPOINTS, CHECKPOINT_COLUMNS)
     rows = [r for r in rows if name is None or r["file"] == name]
-    return sorted(rows, key=lambda r: (r["file"], int(r["games"])))
+    return sorted(rows, key=checkpoint_order)
+
+
+def checkpoint_order(row):
+    return row["file"], int(row["games"])
+
+
+def write_table(path, columns, rows, new_header=""):
+    """Rewrites `path` with `rows`, keeping its comment lines (`new_header` for a new file)."""
+    header = [new_header] if new_header else []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            header = [line for line in f if line.startswith("#")]
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(header)
+        f.write("\t".join(columns) + "\n")
+        for row in rows:
+            f.write("\t".join(str(row[c]) for c in columns) + "\n")
+    os.replace(tmp, path)
+
+
+def write_manifest(rows):
+    write_table(MANIFEST, COLUMNS, rows)
 
 
 def add_checkpoint(row):
     """Adds `row`'s games, records, bytes and SHA-256 to the checkpoints (once)."""
-    rows = read_checkpoints()
     point = {c: str(row[c]) for c in CHECKPOINT_COLUMNS}
-    rows = [r for r in rows if (r["file"], r["games"]) != (point["file"], point["games"])]
-    rows = sorted(rows + [point], key=lambda r: (r["file"], int(r["games"])))
-    tmp = CHECKPOINTS + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(CHECKPOINTS_HEADER)
-        f.write("\t".join(CHECKPOINT_COLUMNS) + "\n")
-        for r in rows:
-            f.write("\t".join(r[c] for c in CHECKPOINT_COLUMNS) + "\n")
-    os.replace(tmp, CHECKPOINTS)
-
-
-def write_manifest(rows):
-    header = []
-    with open(MANIFEST, encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("#"):
-                header.append(line)
-    tmp = MANIFEST + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.writelines(header)
-        f.write("\t".join(COLUMNS) + "\n")
-        for row in rows:
-            f.write("\t".join(str(row[c]) for c in COLUMNS) + "\n")
-    os.replace(tmp, MANIFEST)
+    rows = [
+        r
+        for r in read_checkpoints()
+        if (r["file"], r["games"]) != (point["file"], point["games"])
+    ]
+    rows = sorted(rows + [point], key=checkpoint_order)
+    write_table(CHECKPOINTS, CHECKPOINT_COLUMNS, rows, CHECKPOINTS_HEADER)
 
 
 def progress(path):
@@ -147,17 +152,9 @@ def sha256_of(path, length):
     return digest.hexdigest()
 
 
-def complete_bytes(path):
-    """The bytes of the file's complete games: its `.progress` says, else its size."""
-    done = progress(path)
-    return done[2] if done else os.path.getsize(path)
-
-
-def partial_state(row, path):
-    """The state of a file shorter than its row: a regeneration under way, checked against
-    the last checkpoint its complete games have passed."""
-    size = complete_bytes(path)
-    done = progress(path)
+def partial_state(row, path, done, size):
+    """The state of a file shorter than its row (`size` bytes of complete games, `done` its
+    progress): a regeneration under way, checked against the last checkpoint it has passed."""
     games = f"{done[0]} of {row['games']} games" if done else f"{size} of {row['bytes']} bytes"
     passed = [c for c in read_checkpoints(row["file"]) if int(c["bytes"]) <= size]
     if not passed:
@@ -178,14 +175,22 @@ def state(row):
     if not os.path.exists(path):
         return "missing"
     size = int(row["bytes"])
-    if complete_bytes(path) < size:
-        return partial_state(row, path)
+    # Only complete games count: the progress file says how many bytes they take.
+    done = progress(path)
+    complete = done[2] if done else os.path.getsize(path)
+    if complete < size:
+        return partial_state(row, path, done, complete)
     if sha256_of(path, size) != row["sha256"]:
         return f"different: the first {size} bytes do not match the recorded SHA-256"
-    done = progress(path)
     if done and done[0] > int(row["games"]):
         return f"growing: {done[0]} games, {done[1]} records (recorded {row['games']})"
     return "present"
+
+
+def needs_regenerating(what):
+    """A missing file is rebuilt, a partial one resumed (datagen carries on from its last
+    complete game)."""
+    return what == "missing" or what.startswith("partial")
 
 
 def status(_args):
@@ -195,7 +200,7 @@ def status(_args):
     missing = 0
     for row in rows:
         what = state(row)
-        missing += what == "missing" or what.startswith("partial")
+        missing += needs_regenerating(what)
         totals["records"] += int(row["records"])
         totals["bytes"] += int(row["bytes"])
         print(f"{row['file']:<24} {int(row['records']):>11,} records  {what}")
@@ -253,12 +258,7 @@ def regenerate(args):
         threads = args[at + 1]
         args = args[:at] + args[at + 2 :]
     rows = read_manifest()
-    # A partial file is resumed: datagen carries on from its last complete game.
-    wanted = [
-        r
-        for r in rows
-        if (r["file"] in args if args else state(r) == "missing" or state(r).startswith("partial"))
-    ]
+    wanted = [r for r in rows if (r["file"] in args if args else needs_regenerating(state(r)))]
     if not wanted:
         print("nothing to regenerate")
         return
@@ -322,9 +322,10 @@ def cut(args):
         sys.exit(f"{source}: not a games file (datagen --format games)")
     at = GAMES_HEADER_BYTES
     for game in range(games):
-        if at + 15 > len(data) or at + game_bytes(data, at) > len(data):
+        end = at + game_bytes(data, at) if at + 15 <= len(data) else len(data) + 1
+        if end > len(data):
             sys.exit(f"{source}: holds {game} complete games, fewer than {games}")
-        at += game_bytes(data, at)
+        at = end
     if os.path.exists(out):
         sys.exit(f"{out} exists: refusing to overwrite it")
     with open(out, "wb") as f:
