@@ -302,12 +302,18 @@ def paths(args):
             print(path)
 
 
+GAME_FIXED_BYTES = 19
+
+
 def game_bytes(data, at):
     """The length of the game starting at `data[at:]` (docs/datagen.md, "Games format"):
-    19 bytes, a nibble per piece of its start position, 3 bytes per ply."""
+    GAME_FIXED_BYTES, a nibble per piece of its start position, 3 bytes per ply; None when
+    not even the fixed part is there."""
+    if at + GAME_FIXED_BYTES > len(data):
+        return None
     plies = int.from_bytes(data[at : at + 2], "little")
     pieces = bin(int.from_bytes(data[at + 7 : at + 15], "little")).count("1")
-    return 19 + (pieces + 1) // 2 + 3 * plies
+    return GAME_FIXED_BYTES + (pieces + 1) // 2 + 3 * plies
 
 
 def cut(args):
@@ -322,10 +328,10 @@ def cut(args):
         sys.exit(f"{source}: not a games file (datagen --format games)")
     at = GAMES_HEADER_BYTES
     for game in range(games):
-        end = at + game_bytes(data, at) if at + 15 <= len(data) else len(data) + 1
-        if end > len(data):
+        size = game_bytes(data, at)
+        if size is None or at + size > len(data):
             sys.exit(f"{source}: holds {game} complete games, fewer than {games}")
-        at = end
+        at += size
     if os.path.exists(out):
         sys.exit(f"{out} exists: refusing to overwrite it")
     with open(out, "wb") as f:
