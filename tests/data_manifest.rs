@@ -2,7 +2,8 @@
 //! a checkpoint each time, and `status` tells a present file, a missing one, a partial one
 //! (a regeneration under way) that matches the last checkpoint it has passed, one that has
 //! passed none yet, and one whose bytes differ from that checkpoint; `cut` takes a file's
-//! first games out as datagen would have written them.
+//! first games out as datagen would have written them; `chunk` packs the games no chunk
+//! holds yet into a new chunk, and `status` checks the chunks.
 
 mod common;
 
@@ -47,6 +48,8 @@ fn run_data_py(manifest: &Path, data: &Path, args: &[&str]) -> Output {
         .args(args)
         .env("BASALT_MANIFEST", manifest)
         .env("BASALT_DATA", data)
+        .env("BASALT_CHUNKS", manifest.parent().unwrap().join("chunks"))
+        .env("BASALT_BIN", common::binary())
         .output()
         .expect("python3 runs tools/data.py")
 }
@@ -86,8 +89,8 @@ fn state(manifest: &Path, data: &Path) -> String {
     line.split("records").nth(1).unwrap().trim().to_string()
 }
 
-fn scratch_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("data-manifest");
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -95,7 +98,7 @@ fn scratch_dir() -> PathBuf {
 
 #[test]
 fn status_checks_a_partial_regeneration_against_the_checkpoints() {
-    let dir = scratch_dir();
+    let dir = scratch_dir("data-manifest");
     let manifest = dir.join("datasets.tsv");
     std::fs::write(
         &manifest,
@@ -177,5 +180,95 @@ fn status_checks_a_partial_regeneration_against_the_checkpoints() {
         damaged.starts_with("different: its first ")
             && damaged.ends_with("bytes do not match the checkpoint at 3 games"),
         "{damaged}"
+    );
+}
+
+/// The records `basalt convert-data` reads from `input` (a games file or a chunk).
+fn records_of(input: &Path, dir: &Path) -> Vec<u8> {
+    let out = dir.join("records.bin");
+    let _ = std::fs::remove_file(&out);
+    let output = common::basalt()
+        .args(["convert-data", "--in"])
+        .arg(input)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    std::fs::read(&out).unwrap()
+}
+
+#[test]
+fn chunk_packs_the_new_games_and_status_checks_them() {
+    let dir = scratch_dir("data-chunks");
+    let manifest = dir.join("datasets.tsv");
+    std::fs::write(
+        &manifest,
+        "file\tcommit\tnet\tgames\trecords\tbytes\tsha256\tflags\n",
+    )
+    .unwrap();
+    let data = dir.join("data");
+    let chunks = dir.join("chunks");
+    datagen(&data, 4);
+    // The first chunk needs the run's origin, seed included.
+    let refused = data_py_fails(&manifest, &data, &["chunk", FILE]);
+    assert!(refused.contains("no chunk yet"), "{refused}");
+    let flags = flags();
+    let mut args = vec!["chunk", FILE, "abc1234", "test net", "--"];
+    args.extend(flags.iter().map(String::as_str));
+    let first = data_py(&manifest, &data, &args);
+    assert!(
+        first.starts_with("t-001.games.zst: games 1-4 of t.games"),
+        "{first}"
+    );
+    datagen(&data, 6);
+    let second = data_py(&manifest, &data, &["chunk", FILE]);
+    assert!(
+        second.starts_with("t-002.games.zst: games 5-6 of t.games"),
+        "{second}"
+    );
+    let nothing = data_py(&manifest, &data, &["chunk", FILE]);
+    assert!(
+        nothing.contains("every complete game is in a chunk"),
+        "{nothing}"
+    );
+
+    let table = std::fs::read_to_string(chunks.join("chunks.tsv")).unwrap();
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .filter(|l| l.starts_with("t-"))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    // chunk file first_game games positions bytes sha256 commit net seed flags
+    assert_eq!(&rows[1][..4], ["t-002.games.zst", FILE, "5", "2"]);
+    assert_eq!(&rows[1][7..10], ["abc1234", "test net", "7"]);
+    assert!(!rows[1][10].contains("--seed"));
+
+    // The chunks hold the run's positions, in order, and their rows count them.
+    let mut from_chunks = records_of(&chunks.join("t-001.games.zst"), &dir);
+    from_chunks.extend(records_of(&chunks.join("t-002.games.zst"), &dir));
+    assert_eq!(from_chunks, records_of(&data.join(FILE), &dir));
+    let counted: usize = rows.iter().map(|r| r[4].parse::<usize>().unwrap()).sum();
+    assert_eq!(counted * 32, from_chunks.len());
+    let paths = data_py(&manifest, &data, &["chunks"]);
+    assert_eq!(paths.lines().count(), 2);
+
+    let status = data_py(&manifest, &data, &["status"]);
+    assert!(
+        status.contains("2 chunks") && status.contains("0 missing or different"),
+        "{status}"
+    );
+    // A changed byte in a committed chunk fails `status`.
+    let path = chunks.join("t-002.games.zst");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[20] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let output = run_data_py(&manifest, &data, &["status"]);
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        out.contains("t-002.games.zst") && out.contains("different"),
+        "{out}"
     );
 }

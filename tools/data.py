@@ -23,6 +23,18 @@ that commit and running the same flags with `--games G`.
                                        (as `datagen --games GAMES` would have written them)
                                        to OUT and prints its bytes and SHA-256: the
                                        training prefixes nets/README.md names
+  tools/data.py chunk FILE [COMMIT NET -- FLAGS...]
+                                       packs the games of FILE that no chunk holds yet into
+                                       a new chunk of the repository's data/ and adds its
+                                       row to data/chunks.tsv (COMMIT, NET and FLAGS, seed
+                                       included, for a file's first chunk; later chunks
+                                       take them from the one before)
+  tools/data.py chunks                 the chunks' paths, one per line (for `train`)
+
+The chunks in data/ are committed: the one store that outlives a machine. `status` checks
+each against its row in data/chunks.tsv (SHA-256), and sums their positions and bytes. A
+chunk is never rewritten: new games go into a new chunk. `chunk` packs with
+target/release/basalt ($BASALT_BIN names another binary), which must read games files.
 
 Only the complete games of a file count (its `.progress`); a run stopped mid-game has a
 partial game at the end, which the next resume cuts off, so `record` hashes the complete
@@ -33,7 +45,8 @@ ever wrote for a file. A file is written game by game in order, so the file as i
 checkpoint is a prefix of the whole: a regeneration that takes longer than one session is
 checked against each checkpoint it passes instead of only at the end.
 
-$BASALT_MANIFEST names another manifest (its checkpoints beside it), for tests.
+$BASALT_MANIFEST names another manifest (its checkpoints beside it), and $BASALT_CHUNKS
+another chunk directory (its chunks.tsv inside), for tests.
 """
 
 import hashlib
@@ -51,6 +64,16 @@ CHECKPOINT_COLUMNS = ["file", "games", "records", "bytes", "sha256"]
 CHECKPOINTS_HEADER = """# Checkpoints of the files in datasets.tsv: every (games, records, bytes, SHA-256) a file
 # held when `tools/data.py record` wrote its row. A file being regenerated is checked
 # against the last checkpoint it has passed (tools/data.py status).
+"""
+CHUNKS = os.environ.get("BASALT_CHUNKS") or os.path.join(REPO, "data")
+CHUNK_COLUMNS = [
+    "chunk", "file", "first_game", "games", "positions", "bytes", "sha256",
+    "commit", "net", "seed", "flags",
+]
+CHUNKS_HEADER = """# The committed chunks of self-play games in data/, one row each (tools/data.py chunk).
+# chunk holds games first_game .. first_game + games - 1 of the datagen run `file`, played
+# by `basalt datagen --out FILE --seed SEED FLAGS` built at `commit` with `net`; positions
+# are the quiet positions that train the net; bytes and sha256 are the chunk's.
 """
 RECORD_BYTES = 32
 GAMES_MAGIC = b"\xffBSLTGM\xff"
@@ -193,9 +216,9 @@ def needs_regenerating(what):
     return what == "missing" or what.startswith("partial")
 
 
-def status(_args):
+def files_status():
     rows = read_manifest()
-    print(f"data directory: {data_dir()}")
+    print(f"datagen files in {data_dir()} (not committed):")
     totals = {"records": 0, "bytes": 0}
     missing = 0
     for row in rows:
@@ -210,6 +233,149 @@ def status(_args):
     )
     if missing:
         print("regenerate with: tools/data.py regenerate")
+
+
+def chunk_rows():
+    manifest = os.path.join(CHUNKS, "chunks.tsv")
+    return read_table(manifest, CHUNK_COLUMNS) if os.path.exists(manifest) else []
+
+
+def chunk_state(row):
+    path = os.path.join(CHUNKS, row["chunk"])
+    if not os.path.exists(path):
+        return "missing"
+    if os.path.getsize(path) != int(row["bytes"]) or sha256_of(path, int(row["bytes"])) != row[
+        "sha256"
+    ]:
+        return "different: its bytes do not match the recorded SHA-256"
+    return "present"
+
+
+def chunks_status():
+    rows = chunk_rows()
+    positions = sum(int(r["positions"]) for r in rows)
+    size = sum(int(r["bytes"]) for r in rows)
+    bad = 0
+    print(f"chunks in {CHUNKS}:")
+    for row in rows:
+        what = chunk_state(row)
+        bad += what != "present"
+        print(f"{row['chunk']:<28} {int(row['positions']):>11,} positions  {what}")
+    per = size / positions if positions else 0
+    print(
+        f"{len(rows)} chunks, {positions:,} positions, {size / 1e6:,.1f} MB, "
+        f"{per:.3f} bytes a position; {bad} missing or different"
+    )
+    return bad
+
+
+def status(_args):
+    bad = chunks_status()
+    print()
+    files_status()
+    if bad:
+        sys.exit(1)
+
+
+def chunks(_args):
+    for row in chunk_rows():
+        print(os.path.join(CHUNKS, row["chunk"]))
+
+
+def split_seed(flags):
+    """(seed, the flags without --seed)."""
+    if "--seed" not in flags or flags.index("--seed") + 1 >= len(flags):
+        sys.exit("the flags need the run's --seed")
+    at = flags.index("--seed")
+    return flags[at + 1], flags[:at] + flags[at + 2 :]
+
+
+def chunk_origin(name, args, earlier):
+    """The commit, net, seed and flags of a new chunk of `name`: from the arguments for its
+    first chunk, from the chunk before for the rest."""
+    if not args:
+        if not earlier:
+            sys.exit(f"{name} has no chunk yet: give COMMIT NET -- DATAGEN_FLAGS")
+        return {c: earlier[-1][c] for c in ("commit", "net", "seed", "flags")}
+    if len(args) < 3 or args[2] != "--":
+        sys.exit("usage: tools/data.py chunk FILE [COMMIT NET -- DATAGEN_FLAGS...]")
+    flags = args[3:]
+    for flag in ("--out", "--games", "--positions"):
+        if flag in flags:
+            sys.exit(f"leave {flag} out of the flags: the manifest gives the file and its games")
+    seed, flags = split_seed(flags)
+    origin = {"commit": args[0], "net": args[1], "seed": seed, "flags": shlex.join(flags)}
+    if earlier and any(origin[c] != earlier[-1][c] for c in origin):
+        sys.exit(f"{name}'s chunks so far were played otherwise: {earlier[-1]}")
+    return origin
+
+
+def pack_games(source, first, games, out):
+    """Packs games first .. first + games - 1 (from 1) of the plain games file `source` into
+    the chunk `out`; returns the packed positions."""
+    with open(source, "rb") as f:
+        data = f.read()
+    begin = games_offset(data, source, first - 1)
+    end = games_offset(data, source, games, begin)
+    binary = os.environ.get("BASALT_BIN") or os.path.join(REPO, "target", "release", "basalt")
+    with tempfile.TemporaryDirectory(prefix="basalt-chunk-") as tmp:
+        part = os.path.join(tmp, "part.games")
+        with open(part, "wb") as f:
+            f.write(data[:GAMES_HEADER_BYTES] + data[begin:end])
+        done = subprocess.run(
+            [binary, "convert-data", "--pack", "--in", part, "--out", out],
+            capture_output=True,
+            text=True,
+        )
+    if done.returncode != 0:
+        sys.exit(f"packing failed: {done.stderr.strip()}")
+    words = done.stdout.split()
+    packed_games = int(words[words.index("games,") - 1])
+    if packed_games != games:
+        sys.exit(f"packed {packed_games} games, not {games}")
+    return int(words[words.index("positions;") - 1])
+
+
+def chunk(args):
+    if not args:
+        sys.exit("usage: tools/data.py chunk FILE [COMMIT NET -- DATAGEN_FLAGS...]")
+    name = args[0]
+    rows = chunk_rows()
+    earlier = [r for r in rows if r["file"] == name]
+    origin = chunk_origin(name, args[1:], earlier)
+    path = os.path.join(data_dir(), name)
+    done = progress(path)
+    if done is None:
+        sys.exit(f"{path}.progress not found")
+    first = max((int(r["first_game"]) + int(r["games"]) for r in earlier), default=1)
+    games = done[0] - first + 1
+    if games <= 0:
+        print(f"{name}: every complete game is in a chunk already")
+        return
+    stem = name.split(".")[0]
+    number = len([r for r in rows if r["chunk"].startswith(stem + "-")]) + 1
+    chunk_name = f"{stem}-{number:03}.games.zst"
+    out = os.path.join(CHUNKS, chunk_name)
+    os.makedirs(CHUNKS, exist_ok=True)
+    positions = pack_games(path, first, games, out)
+    size = os.path.getsize(out)
+    row = {
+        "chunk": chunk_name,
+        "file": name,
+        "first_game": first,
+        "games": games,
+        "positions": positions,
+        "bytes": size,
+        "sha256": sha256_of(out, size),
+        **origin,
+    }
+    write_table(
+        os.path.join(CHUNKS, "chunks.tsv"), CHUNK_COLUMNS, rows + [row], CHUNKS_HEADER
+    )
+    print(
+        f"{chunk_name}: games {first}-{first + games - 1} of {name}, {positions:,} positions, "
+        f"{size:,} bytes ({size / max(positions, 1):.3f} a position)"
+    )
 
 
 def record(args):
@@ -316,6 +482,18 @@ def game_bytes(data, at):
     return GAME_FIXED_BYTES + (pieces + 1) // 2 + 3 * plies
 
 
+def games_offset(data, source, games, at=GAMES_HEADER_BYTES):
+    """The offset `games` whole games after `at` in the plain games file `data`."""
+    if not data.startswith(GAMES_MAGIC) or data[8:12] != (1).to_bytes(4, "little"):
+        sys.exit(f"{source}: not a plain games file (datagen --format games)")
+    for game in range(games):
+        size = game_bytes(data, at)
+        if size is None or at + size > len(data):
+            sys.exit(f"{source}: holds {game} complete games, fewer than {games}")
+        at += size
+    return at
+
+
 def cut(args):
     if len(args) != 3 or not args[1].isdigit():
         sys.exit("usage: tools/data.py cut FILE GAMES OUT")
@@ -324,14 +502,7 @@ def cut(args):
         source = os.path.join(data_dir(), source)
     with open(source, "rb") as f:
         data = f.read()
-    if not data.startswith(GAMES_MAGIC):
-        sys.exit(f"{source}: not a games file (datagen --format games)")
-    at = GAMES_HEADER_BYTES
-    for game in range(games):
-        size = game_bytes(data, at)
-        if size is None or at + size > len(data):
-            sys.exit(f"{source}: holds {game} complete games, fewer than {games}")
-        at += size
+    at = games_offset(data, source, games)
     if os.path.exists(out):
         sys.exit(f"{out} exists: refusing to overwrite it")
     with open(out, "wb") as f:
@@ -345,6 +516,8 @@ COMMANDS = {
     "regenerate": regenerate,
     "paths": paths,
     "cut": cut,
+    "chunk": chunk,
+    "chunks": chunks,
 }
 
 if __name__ == "__main__":

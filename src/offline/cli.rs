@@ -194,10 +194,17 @@ pub struct ConvertArgs {
     /// format keeps.
     #[arg(long)]
     pub all: bool,
+    /// Pack a games file (or a chunk) into a chunk of `data/`: the packed encoding,
+    /// compressed with zstd (docs/datagen.md, "Chunks").
+    #[arg(long, conflicts_with = "all")]
+    pub pack: bool,
 }
 
 impl ConvertArgs {
     pub fn run(self) -> ExitCode {
+        if self.pack {
+            return self.pack();
+        }
         let selection = if self.all {
             datagen::games::Selection::All
         } else {
@@ -220,6 +227,30 @@ impl ConvertArgs {
                     c.bytes_out,
                     games_bytes as f64 / c.records.max(1) as f64,
                     games_bytes as f64 / c.plies.max(1) as f64
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("convert-data: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+impl ConvertArgs {
+    fn pack(self) -> ExitCode {
+        match datagen::convert::pack(&self.input, &self.out) {
+            Ok(p) => {
+                println!(
+                    "convert-data: packed: {} games, {} plies, {} positions; {} bytes \
+                     ({} before compression), {:.3} bytes a position",
+                    p.games,
+                    p.plies,
+                    p.positions,
+                    p.chunk.len(),
+                    p.unpacked_bytes,
+                    p.chunk.len() as f64 / p.positions.max(1) as f64
                 );
                 ExitCode::SUCCESS
             }

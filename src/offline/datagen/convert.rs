@@ -3,12 +3,14 @@
 //!
 //! Records are not games: each becomes a game of one ply with no move (`Game::of_record`),
 //! which gives the record back byte for byte. A games file becomes the records of the
-//! positions a `Selection` keeps, as `basalt train` would load them.
+//! positions a `Selection` keeps, as `basalt train` would load them. A chunk of `data/` reads
+//! as the games file it holds; `pack` makes one.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use super::chunk;
 use super::format::RECORD_BYTES;
 use super::games::{self, Game, Selection};
 
@@ -29,33 +31,70 @@ pub struct Converted {
 /// games file. The output must not exist; it is written under a temporary name and renamed
 /// when complete, so a stopped conversion leaves no partial file under that name.
 pub fn convert(input: &Path, output: &Path, selection: Selection) -> io::Result<Converted> {
+    refuse_existing(output)?;
+    let bytes = chunk::read_data_file(input)?;
+    let mut converted = Converted {
+        to_games: !games::is_games_file(&bytes),
+        bytes_in: fs::metadata(input)?.len(),
+        ..Converted::default()
+    };
+    converted.bytes_out = write_then_rename(output, |writer| {
+        write_converted(&bytes, input, selection, &mut converted, writer)
+    })?;
+    Ok(converted)
+}
+
+/// Packs the games file (or chunk) `input` into the chunk `output` (`chunk::pack`), which
+/// must not exist and may not pass `chunk::MAX_CHUNK_BYTES`.
+pub fn pack(input: &Path, output: &Path) -> io::Result<chunk::Packed> {
+    refuse_existing(output)?;
+    let bytes = chunk::read_data_file(input)?;
+    let packed = chunk::pack(&bytes).map_err(|damage| damage.in_file(input))?;
+    if packed.chunk.len() > chunk::MAX_CHUNK_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} games pack into {} bytes, more than a chunk's {}: pack fewer",
+                packed.games,
+                packed.chunk.len(),
+                chunk::MAX_CHUNK_BYTES
+            ),
+        ));
+    }
+    write_then_rename(output, |writer| writer.write_all(&packed.chunk))?;
+    Ok(packed)
+}
+
+fn refuse_existing(output: &Path) -> io::Result<()> {
     if output.exists() {
         return Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!("{} exists; not overwriting it", output.display()),
         ));
     }
-    let bytes = fs::read(input)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", input.display())))?;
+    Ok(())
+}
+
+/// Writes `output` under a temporary name with `write`, then renames it, so a stopped
+/// conversion leaves no partial file under that name; returns the bytes written.
+fn write_then_rename(
+    output: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<u64> {
     let mut tmp = output.as_os_str().to_owned();
     tmp.push(".tmp");
-    let mut converted = Converted {
-        to_games: !games::is_games_file(&bytes),
-        bytes_in: bytes.len() as u64,
-        ..Converted::default()
-    };
     let written = File::create(&tmp).and_then(|file| {
         let mut writer = BufWriter::new(file);
-        write_converted(&bytes, input, selection, &mut converted, &mut writer)?;
+        write(&mut writer)?;
         writer.flush()
     });
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }
-    converted.bytes_out = fs::metadata(&tmp)?.len();
+    let bytes = fs::metadata(&tmp)?.len();
     fs::rename(&tmp, output)?;
-    Ok(converted)
+    Ok(bytes)
 }
 
 fn write_converted(
@@ -77,7 +116,7 @@ fn write_converted(
                 ),
             ));
         }
-        writer.write_all(&games::file_header())?;
+        writer.write_all(&games::file_header(games::Encoding::Plain))?;
         let mut game_bytes = Vec::new();
         for (i, chunk) in bytes.chunks_exact(RECORD_BYTES).enumerate() {
             let record = chunk.try_into().expect("chunks_exact");
@@ -92,7 +131,7 @@ fn write_converted(
                 )
             })?;
             game_bytes.clear();
-            game.encode(&mut game_bytes);
+            game.encode(&mut game_bytes, games::Encoding::Plain);
             writer.write_all(&game_bytes)?;
             converted.games += 1;
             converted.plies += 1;

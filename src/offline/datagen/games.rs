@@ -28,6 +28,11 @@
 //!   u32     FNV-1a (32-bit) of the game's bytes before it
 //! ```
 //!
+//! Version 2 (`Encoding::Packed`, the committed chunks of `data/`) is the same but for the
+//! plies: each is the u8 move index, then the score's change from the ply before (from 0
+//! for the first ply) as a zigzag LEB128 varint of one to three bytes. Consecutive scores
+//! are close, so a ply takes about 2.2 bytes before compression instead of 3.
+//!
 //! All integers are little-endian. Ply `i + 1` is the position after ply `i`'s move. The
 //! last ply's move may not have been played: the game ended on its score (a mate score, or
 //! adjudication). The magic has 36 bits set, so a record file cannot start with it (a record
@@ -48,22 +53,47 @@ use super::format::{self, GameResult, RECORD_BYTES};
 use crate::score::MATE_BOUND;
 
 pub const MAGIC: [u8; 8] = *b"\xffBSLTGM\xff";
-pub const VERSION: u32 = 1;
 pub const FILE_HEADER_BYTES: usize = 12;
 /// A game's bytes before its pieces.
 const GAME_HEADER_BYTES: usize = 15;
 const CHECKSUM_BYTES: usize = 4;
+/// A ply of `Encoding::Plain`.
 pub const PLY_BYTES: usize = 3;
+/// The fewest bytes a ply of `Encoding::Packed` takes: the move and a one-byte varint.
+const PACKED_PLY_MIN_BYTES: usize = 2;
+/// A zigzag varint of a score change (at most 2 * 65,535) takes at most three bytes.
+const MAX_VARINT_BYTES: usize = 3;
 /// The move byte of a ply whose move is not known.
 pub const NO_MOVE: u8 = 255;
 /// The rooks of the castling bits 3-6, in order.
 const CASTLING_ROOKS: [Square; 4] = [Square::H1, Square::A1, Square::H8, Square::A8];
 
-/// The 12 bytes a games file starts with.
-pub fn file_header() -> [u8; FILE_HEADER_BYTES] {
+/// How a games file stores its plies; the file header's version.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Encoding {
+    /// Version 1, what `basalt datagen` writes: three bytes a ply, so a game's length is
+    /// known from its header and a file can be cut and resumed by byte counts.
+    #[default]
+    Plain = 1,
+    /// Version 2: score changes as varints, for the compressed chunks that are committed.
+    Packed = 2,
+}
+
+impl Encoding {
+    pub fn from_version(version: u32) -> Option<Encoding> {
+        match version {
+            1 => Some(Encoding::Plain),
+            2 => Some(Encoding::Packed),
+            _ => None,
+        }
+    }
+}
+
+/// The 12 bytes a games file of `encoding` starts with.
+pub fn file_header(encoding: Encoding) -> [u8; FILE_HEADER_BYTES] {
     let mut header = [0u8; FILE_HEADER_BYTES];
     header[..8].copy_from_slice(&MAGIC);
-    header[8..].copy_from_slice(&VERSION.to_le_bytes());
+    header[8..].copy_from_slice(&(encoding as u32).to_le_bytes());
     header
 }
 
@@ -129,6 +159,38 @@ fn sorted_moves(pos: &Chess) -> MoveList {
     moves
 }
 
+fn zigzag(value: i32) -> u32 {
+    ((value << 1) ^ (value >> 31)) as u32
+}
+
+fn unzigzag(value: u32) -> i32 {
+    (value >> 1) as i32 ^ -((value & 1) as i32)
+}
+
+fn push_varint(out: &mut Vec<u8>, mut value: u32) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// The varint at the start of `bytes` and its length; `None` when it runs past the end
+/// (`Some(Err)`: longer than any score change needs).
+fn read_varint(bytes: &[u8]) -> Option<Result<(u32, usize), ()>> {
+    let mut value = 0u32;
+    for (i, &byte) in bytes.iter().enumerate() {
+        if i == MAX_VARINT_BYTES {
+            return Some(Err(()));
+        }
+        value |= u32::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some(Ok((value, i + 1)));
+        }
+    }
+    None
+}
+
 /// FNV-1a, 32 bits.
 fn checksum(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5, |hash, &b| {
@@ -142,7 +204,7 @@ impl Game {
     /// Panics if a move is not legal where it is played, a ply without a move is not the
     /// last, the game has more than 65,535 plies, or the start position has castling rights
     /// on rooks off the corners (Chess960): the writers never make such games.
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    pub fn encode(&self, out: &mut Vec<u8>, encoding: Encoding) {
         let begin = out.len();
         let start = &self.start;
         let plies = u16::try_from(self.plies.len()).expect("at most 65,535 plies");
@@ -173,6 +235,7 @@ impl Game {
         }
         out.extend_from_slice(&nibbles[..board.occupied().count().div_ceil(2)]);
         let mut pos = start.clone();
+        let mut previous_score = 0;
         for (i, ply) in self.plies.iter().enumerate() {
             let index = match ply.best {
                 Some(best) => {
@@ -189,7 +252,13 @@ impl Game {
                 }
             };
             out.push(index);
-            out.extend_from_slice(&ply.score.to_le_bytes());
+            match encoding {
+                Encoding::Plain => out.extend_from_slice(&ply.score.to_le_bytes()),
+                Encoding::Packed => {
+                    push_varint(out, zigzag(i32::from(ply.score) - previous_score));
+                    previous_score = i32::from(ply.score);
+                }
+            }
         }
         let sum = checksum(&out[begin..]);
         out.extend_from_slice(&sum.to_le_bytes());
@@ -266,6 +335,10 @@ pub enum Problem {
     BadHeader(&'static str),
     /// The start position is not a legal position.
     BadPosition(String),
+    /// A packed score change that is too long or leaves the range of a score.
+    BadScore {
+        ply: usize,
+    },
     /// A move index beyond the legal moves, or a missing move before the last ply.
     BadMove {
         ply: usize,
@@ -278,11 +351,20 @@ impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             Problem::NotGamesFile => write!(f, "not a games file (no magic)"),
-            Problem::UnknownVersion(v) => write!(f, "games file version {v}, not {VERSION}"),
+            Problem::UnknownVersion(v) => {
+                write!(
+                    f,
+                    "games file version {v}; this build reads versions 1 and 2"
+                )
+            }
             Problem::Truncated { needed, left } => write!(
                 f,
-                "truncated: the game needs {needed} bytes, {left} are left (a half-written \
-                 game, or a damaged length)"
+                "truncated: the game needs at least {needed} bytes, {left} are left (a \
+                 half-written game, or a damaged length)"
+            ),
+            Problem::BadScore { ply } => write!(
+                f,
+                "bad score at ply {ply}: its varint is too long or leaves the 16-bit range"
             ),
             Problem::Checksum => write!(f, "damaged: the game's checksum does not match"),
             Problem::BadHeader(what) => write!(f, "bad game header: {what}"),
@@ -327,21 +409,74 @@ impl Damage {
     }
 }
 
-/// Decodes the game at the start of `bytes`; returns it and its length, or the problem and
-/// its offset in `bytes`.
-pub fn decode(bytes: &[u8]) -> Result<(Game, usize), (usize, Problem)> {
+fn truncated<T>(bytes: &[u8], needed: usize) -> Result<T, (usize, Problem)> {
     let left = bytes.len();
-    let truncated = |needed| {
-        Err((
-            0,
-            Problem::Truncated {
-                needed,
-                left: bytes.len(),
-            },
-        ))
-    };
-    if left < GAME_HEADER_BYTES {
-        return truncated(GAME_HEADER_BYTES);
+    Err((0, Problem::Truncated { needed, left }))
+}
+
+/// A ply as stored: its offset in the game, move index and score.
+struct StoredPly {
+    at: usize,
+    index: u8,
+    score: i16,
+}
+
+/// The game's stored plies, which start at `plies_at`, and the game's length with its
+/// checksum.
+fn stored_plies(
+    bytes: &[u8],
+    plies_at: usize,
+    plies: usize,
+    encoding: Encoding,
+) -> Result<(Vec<StoredPly>, usize), (usize, Problem)> {
+    let mut stored = Vec::with_capacity(plies);
+    if encoding == Encoding::Plain {
+        let len = plies_at + plies * PLY_BYTES + CHECKSUM_BYTES;
+        if bytes.len() < len {
+            return truncated(bytes, len);
+        }
+        for at in (plies_at..).step_by(PLY_BYTES).take(plies) {
+            let score = i16::from_le_bytes([bytes[at + 1], bytes[at + 2]]);
+            stored.push(StoredPly {
+                at,
+                index: bytes[at],
+                score,
+            });
+        }
+        return Ok((stored, len));
+    }
+    let (mut at, mut score) = (plies_at, 0i32);
+    for ply in 0..plies {
+        let fewest = at + (plies - ply) * PACKED_PLY_MIN_BYTES + CHECKSUM_BYTES;
+        if bytes.len() < fewest {
+            return truncated(bytes, fewest);
+        }
+        let bad_score = (at + 1, Problem::BadScore { ply });
+        let (change, len) = match read_varint(&bytes[at + 1..]) {
+            None => return truncated(bytes, bytes.len() + 1),
+            Some(varint) => varint.map_err(|()| bad_score.clone())?,
+        };
+        score += unzigzag(change);
+        let score = i16::try_from(score).map_err(|_| bad_score)?;
+        stored.push(StoredPly {
+            at,
+            index: bytes[at],
+            score,
+        });
+        at += 1 + len;
+    }
+    let len = at + CHECKSUM_BYTES;
+    if bytes.len() < len {
+        return truncated(bytes, len);
+    }
+    Ok((stored, len))
+}
+
+/// Decodes the game at the start of `bytes`, stored with `encoding`; returns it and its
+/// length, or the problem and its offset in `bytes`.
+pub fn decode(bytes: &[u8], encoding: Encoding) -> Result<(Game, usize), (usize, Problem)> {
+    if bytes.len() < GAME_HEADER_BYTES {
+        return truncated(bytes, GAME_HEADER_BYTES);
     }
     let plies = usize::from(u16::from_le_bytes([bytes[0], bytes[1]]));
     let occupied = Bitboard(u64::from_le_bytes(
@@ -352,10 +487,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Game, usize), (usize, Problem)> {
         return Err((7, Problem::BadHeader("more than 32 occupied squares")));
     }
     let plies_at = GAME_HEADER_BYTES + pieces.div_ceil(2);
-    let len = plies_at + plies * PLY_BYTES + CHECKSUM_BYTES;
-    if left < len {
-        return truncated(len);
-    }
+    let (stored_plies, len) = stored_plies(bytes, plies_at, plies, encoding)?;
     let stored = u32::from_le_bytes(bytes[len - 4..len].try_into().expect("4 bytes"));
     if checksum(&bytes[..len - 4]) != stored {
         return Err((0, Problem::Checksum));
@@ -423,10 +555,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Game, usize), (usize, Problem)> {
         result,
     };
     let mut pos = game.start.clone();
-    for ply in 0..plies {
-        let at = plies_at + ply * PLY_BYTES;
-        let index = bytes[at];
-        let score = i16::from_le_bytes([bytes[at + 1], bytes[at + 2]]);
+    for (ply, &StoredPly { at, index, score }) in stored_plies.iter().enumerate() {
         let best = if index == NO_MOVE && ply + 1 == plies {
             None
         } else {
@@ -454,6 +583,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Game, usize), (usize, Problem)> {
 pub fn read(bytes: &[u8]) -> Games<'_> {
     Games {
         bytes,
+        encoding: Encoding::Plain,
         offset: 0,
         games: 0,
         done: false,
@@ -462,6 +592,8 @@ pub fn read(bytes: &[u8]) -> Games<'_> {
 
 pub struct Games<'a> {
     bytes: &'a [u8],
+    /// The file header's, once read.
+    encoding: Encoding,
     offset: usize,
     /// Games read so far.
     games: u64,
@@ -493,8 +625,9 @@ impl Iterator for Games<'_> {
                 return damage(0, 0, Problem::Truncated { needed, left });
             }
             let version = u32::from_le_bytes(self.bytes[8..12].try_into().expect("4 bytes"));
-            if version != VERSION {
-                return damage(8, 0, Problem::UnknownVersion(version));
+            match Encoding::from_version(version) {
+                Some(encoding) => self.encoding = encoding,
+                None => return damage(8, 0, Problem::UnknownVersion(version)),
             }
             self.offset = FILE_HEADER_BYTES;
             self.done = false;
@@ -504,7 +637,7 @@ impl Iterator for Games<'_> {
             return None;
         }
         let at = self.offset;
-        match decode(&self.bytes[at..]) {
+        match decode(&self.bytes[at..], self.encoding) {
             Ok((game, len)) => {
                 self.offset += len;
                 self.games += 1;
@@ -580,20 +713,32 @@ mod tests {
         assert_eq!(a.result, b.result);
     }
 
+    const ENCODINGS: [Encoding; 2] = [Encoding::Plain, Encoding::Packed];
+
     #[test]
     fn games_round_trip_every_ply() {
+        for encoding in ENCODINGS {
+            games_round_trip(encoding);
+        }
+    }
+
+    fn games_round_trip(encoding: Encoding) {
         let mut rng = StdRng::seed_from_u64(3);
-        let mut file = file_header().to_vec();
+        let mut file = file_header(encoding).to_vec();
         let mut written = Vec::new();
         for start in STARTS.iter().cycle().take(40) {
             let game = random_game(&chess(start), &mut rng, 150);
             let before = file.len();
-            game.encode(&mut file);
+            game.encode(&mut file, encoding);
             let pieces = game.start.board().occupied().count();
-            assert_eq!(
-                file.len() - before,
-                19 + pieces.div_ceil(2) + 3 * game.plies.len()
-            );
+            let plies = game.plies.len();
+            let fixed = 19 + pieces.div_ceil(2);
+            match encoding {
+                Encoding::Plain => assert_eq!(file.len() - before, fixed + 3 * plies),
+                Encoding::Packed => {
+                    assert!((fixed + 2 * plies..=fixed + 4 * plies).contains(&(file.len() - before)))
+                }
+            }
             written.push((before, game));
         }
         let read: Vec<_> = read(&file).map(Result::unwrap).collect();
@@ -693,7 +838,7 @@ mod tests {
     #[test]
     fn records_convert_to_games_and_back() {
         let mut rng = StdRng::seed_from_u64(5);
-        let mut file = file_header().to_vec();
+        let mut file = file_header(Encoding::Plain).to_vec();
         let mut records = Vec::new();
         for start in STARTS.iter().cycle().take(30) {
             let game = random_game(&chess(start), &mut rng, 150);
@@ -702,7 +847,9 @@ mod tests {
                 // Scores and results of every kind, mate scores included.
                 record[24..26].copy_from_slice(&rng.random::<i16>().to_le_bytes());
                 record[26] = rng.random_range(0..3);
-                Game::of_record(&record).unwrap().encode(&mut file);
+                Game::of_record(&record)
+                    .unwrap()
+                    .encode(&mut file, Encoding::Plain);
                 records.push(record);
             }
         }
@@ -721,10 +868,10 @@ mod tests {
     }
 
     /// A small file of two games, and the offset of the second.
-    fn two_games() -> (Vec<u8>, usize) {
+    fn two_games(encoding: Encoding) -> (Vec<u8>, usize) {
         let mut rng = StdRng::seed_from_u64(11);
-        let mut file = file_header().to_vec();
-        random_game(&chess(STARTS[1]), &mut rng, 60).encode(&mut file);
+        let mut file = file_header(encoding).to_vec();
+        random_game(&chess(STARTS[1]), &mut rng, 60).encode(&mut file, encoding);
         let second = file.len();
         let game = loop {
             let game = random_game(&chess(STARTS[2]), &mut rng, 20);
@@ -732,7 +879,7 @@ mod tests {
                 break game;
             }
         };
-        game.encode(&mut file);
+        game.encode(&mut file, encoding);
         (file, second)
     }
 
@@ -744,7 +891,13 @@ mod tests {
 
     #[test]
     fn a_truncated_file_keeps_its_complete_games_and_names_the_cut() {
-        let (file, second) = two_games();
+        for encoding in ENCODINGS {
+            truncated_file(encoding);
+        }
+    }
+
+    fn truncated_file(encoding: Encoding) {
+        let (file, second) = two_games(encoding);
         for cut in (FILE_HEADER_BYTES + 1..file.len()).filter(|&cut| cut != second) {
             let items: Vec<_> = read(&file[..cut]).collect();
             let (complete, damage) = items.split_at(items.len() - 1);
@@ -769,7 +922,13 @@ mod tests {
 
     #[test]
     fn every_damaged_byte_is_found() {
-        let (file, second) = two_games();
+        for encoding in ENCODINGS {
+            damaged_bytes(encoding);
+        }
+    }
+
+    fn damaged_bytes(encoding: Encoding) {
+        let (file, second) = two_games(encoding);
         for at in 0..file.len() {
             for flip in [0x01, 0x80, 0xff] {
                 let mut bad = file.clone();
@@ -801,7 +960,7 @@ mod tests {
 
     #[test]
     fn bad_fields_are_named_with_their_byte() {
-        let (file, second) = two_games();
+        let (file, second) = two_games(Encoding::Plain);
         let len = file.len() - second;
         let g = second;
         // (byte, new value, the problem's offset, a word of its message)
@@ -829,14 +988,14 @@ mod tests {
             assert!(damage.to_string().contains(words), "{damage}");
         }
         // An en passant square no capture can use: valid, but not how the writer stores it.
-        let mut lone = file_header().to_vec();
+        let mut lone = file_header(Encoding::Plain).to_vec();
         let after_e4 = chess("4k3/8/8/8/4P3/8/8/4K3 b - - 0 1");
         let game = Game {
             start: after_e4,
             plies: vec![],
             result: GameResult::Draw,
         };
-        game.encode(&mut lone);
+        game.encode(&mut lone, Encoding::Plain);
         lone[FILE_HEADER_BYTES + 3] = 5;
         let len = lone.len() - FILE_HEADER_BYTES;
         reseal(&mut lone, FILE_HEADER_BYTES, len);
@@ -850,8 +1009,8 @@ mod tests {
         bad[0] = b'B';
         assert_eq!(first_problem(&bad).problem, Problem::NotGamesFile);
         let mut bad = file.clone();
-        bad[8] = 2;
-        assert_eq!(first_problem(&bad).problem, Problem::UnknownVersion(2));
+        bad[8] = 3;
+        assert_eq!(first_problem(&bad).problem, Problem::UnknownVersion(3));
         assert_eq!(first_problem(&bad).offset, 8);
     }
 }

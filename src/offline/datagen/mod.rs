@@ -8,6 +8,7 @@
 //! reproducible from its seed, and resuming an interrupted run (the progress file says how
 //! many games and records are complete) gives the same file as an uninterrupted one.
 
+pub mod chunk;
 pub mod convert;
 pub mod format;
 pub mod games;
@@ -211,7 +212,7 @@ fn open_output(out: &Path, format: Format) -> io::Result<(File, Totals)> {
             .take(FILE_HEADER_BYTES as u64)
             .read_to_end(&mut head)?;
     }
-    let header = games::file_header();
+    let header = games::file_header(games::Encoding::Plain);
     // A games file cut inside its header holds no game yet: it is started again.
     let empty = length == 0
         || (format == Format::Games
@@ -487,7 +488,7 @@ fn play_game(
                 plies: searches,
                 result,
             }
-            .encode(&mut bytes);
+            .encode(&mut bytes, games::Encoding::Plain);
             bytes
         }
     };
@@ -594,7 +595,7 @@ mod tests {
 
     #[test]
     fn a_games_file_resumes_after_its_complete_games() {
-        let header = games::file_header();
+        let header = games::file_header(games::Encoding::Plain);
         // New, empty, or stopped inside its header before the first game: started afresh.
         for existing in [None, Some(&[][..]), Some(&header[..5]), Some(&header[..])] {
             let out = scratch("fresh.bin");

@@ -3,15 +3,16 @@
 //! A record is the 32-byte layout `basalt datagen` writes (`crate::offline::datagen::format`, described
 //! in docs/datagen.md); a record file is a plain concatenation of records. A games file
 //! (`crate::offline::datagen::games`, told apart by its magic) is loaded as the records of
-//! its quiet positions, the ones the record format would hold.
+//! its quiet positions, the ones the record format would hold; so is a chunk of `data/`
+//! (`crate::offline::datagen::chunk`), the games file it holds.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 use shakmaty::{Color, Piece, Square};
 
 use crate::nnue::{KingBuckets, EVAL_SCALE};
+use crate::offline::datagen::chunk;
 use crate::offline::datagen::format::{self, GameResult};
 use crate::offline::datagen::games::{self, Selection};
 
@@ -124,10 +125,7 @@ pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
     };
     for path in paths {
         let path = path.as_ref();
-        let mut bytes = Vec::new();
-        File::open(path)
-            .and_then(|mut file| file.read_to_end(&mut bytes))
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let bytes = chunk::read_data_file(path)?;
         if games::is_games_file(&bytes) {
             for game in games::read(&bytes) {
                 let (_, game) = game.map_err(|damage| damage.in_file(path))?;
@@ -406,11 +404,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("basalt-train-games-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let records = random_records(300, 4);
-        let mut games_file = games::file_header().to_vec();
+        let mut games_file = games::file_header(games::Encoding::Plain).to_vec();
         for record in &records {
             games::Game::of_record(record)
                 .unwrap()
-                .encode(&mut games_file);
+                .encode(&mut games_file, games::Encoding::Plain);
         }
         let (as_records, as_games) = (dir.join("records.bin"), dir.join("games.bin"));
         std::fs::write(&as_records, records.concat()).unwrap();
