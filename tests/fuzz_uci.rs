@@ -1182,23 +1182,30 @@ impl Fuzz {
             self.fail(format!("{line:?} during {}", job.describe()));
         }
         let words: Vec<&str> = line.split_whitespace().collect();
-        if let Some(at) = words.iter().position(|&w| w == "pv") {
-            let pv = &words[at + 1..];
-            let checked =
-                check_line(&job.board, job.mode, pv).and_then(|moves| match moves.first() {
-                    Some(first)
-                        if !job.search_moves.is_empty() && !job.search_moves.contains(first) =>
-                    {
-                        Err("the PV starts outside searchmoves".to_string())
-                    }
-                    _ => Ok(()),
-                });
-            if let Err(e) = checked {
-                self.fail(format!(
-                    "illegal PV in {line:?} for {}: {e}",
-                    job.describe()
-                ));
-            }
+        // A PV, or the root move searched (`currmove`, a few seconds into a search).
+        let at = |key: &str| words.iter().position(|&w| w == key).map(|at| at + 1);
+        let (what, moves) = match (at("pv"), at("currmove")) {
+            (Some(pv), _) => ("PV", &words[pv..]),
+            (None, Some(current)) => ("currmove", words.get(current..=current).unwrap_or_default()),
+            (None, None) => return,
+        };
+        let checked =
+            check_line(&job.board, job.mode, moves).and_then(|moves| match moves.first() {
+                Some(first)
+                    if !job.search_moves.is_empty() && !job.search_moves.contains(first) =>
+                {
+                    Err(format!("the {what} starts outside searchmoves"))
+                }
+                None if what == "currmove" => Err("no move".to_string()),
+                _ => Ok(()),
+            });
+        if let Err(e) = checked {
+            self.fail(format!(
+                "illegal {what} in {line:?} for {}: {e}",
+                job.describe()
+            ));
+        }
+        if what == "PV" {
             self.stats.pv_lines += 1;
         }
     }

@@ -1,7 +1,9 @@
 //! Basalt driven by python-chess, the UCI client lichess-bot is built on: a pondering game of
 //! the engine against itself at 2 s + 0.02 s, a short Chess960 game and one `analyse`
-//! (`tests/python/selfplay.py` does the work and explains the checks); and MultiPV, WDL,
-//! lichess-bot's options, tablebases and pondering games (`tests/python/features.py`).
+//! (`tests/python/selfplay.py` does the work and explains the checks); MultiPV, WDL,
+//! lichess-bot's options, tablebases and pondering games (`tests/python/features.py`); and
+//! the last `info` line of node-, time- and stop-ended searches and `currmove` in a long
+//! analysis (`tests/python/search_end.py`).
 //!
 //! Without python-chess the test is skipped with a message, except under CI (the `CI`
 //! environment variable is set), where the CI script installs it and a skip would hide a
@@ -17,6 +19,7 @@ use std::time::{Duration, Instant};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/selfplay.py");
 const FEATURES_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/features.py");
+const SEARCH_END_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/search_end.py");
 
 /// The script ends in well under a minute; this only catches a hang the script's own
 /// watchdog missed.
@@ -112,4 +115,12 @@ fn python_chess_multipv_wdl_options_and_ponder() {
         println!("no Syzygy tables at {syzygy}: the tablebase analysis is skipped");
         run_script(FEATURES_SCRIPT, &[]);
     }
+}
+
+/// `analyse` with `Limit(nodes=20000)` reports 20,000 nodes (up to one polling interval
+/// more), `Limit(time=0.5)` a time within 10% of 500 ms, and four seconds of infinite
+/// analysis show `currmove` lines from the third second on (`tests/python/search_end.py`).
+#[test]
+fn python_chess_reads_the_totals_at_the_end_and_currmove_in_a_long_analysis() {
+    run_script(SEARCH_END_SCRIPT, &[]);
 }

@@ -6,6 +6,7 @@ pub mod history;
 mod movepick;
 mod node;
 pub mod params;
+mod played;
 mod qsearch;
 pub mod skill;
 pub mod stats;
@@ -29,6 +30,7 @@ use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables, KeyedIndic
 use history::History;
 use movepick::MovePicker;
 use params::*;
+use played::PlayedLines;
 use skill::StrengthLimit;
 
 /// How often (in nodes) the clock is read; the stop flag is read at every node.
@@ -38,6 +40,10 @@ const CLOCK_CHECK_INTERVAL: u64 = 1024;
 /// (4 ms at 250 Hz) while the UCI thread waits to read a command; at a yield it picks
 /// again. 256 nodes are about 0.2 ms of a helper's time.
 const HELPER_YIELD_INTERVAL: u64 = 256;
+/// From how long into a search the main thread names the root move it searches, and then
+/// each one as it starts on it (`info currmove`): a GUI shows it in a long analysis, and
+/// short searches (bullet games, datagen) print no such lines.
+const CURRMOVE_AFTER: Duration = Duration::from_secs(3);
 pub use stats::Stats;
 
 /// The moves a node has searched so far, by kind.
@@ -296,6 +302,17 @@ pub struct Iteration {
     pub pv: Vec<Move>,
 }
 
+/// A root move the main thread starts to search (`info currmove`).
+#[derive(Clone, Copy, Debug)]
+pub struct CurrentMove {
+    /// The iteration's depth.
+    pub depth: i32,
+    pub mv: Move,
+    /// 1 for the first move searched in the iteration's current MultiPV line; line k's
+    /// moves count on from k, as in Stockfish.
+    pub number: usize,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct SearchResult {
     pub best_move: Option<Move>,
@@ -304,6 +321,13 @@ pub struct SearchResult {
     pub depth: i32,
     pub nodes: u64,
     pub pv: Vec<Move>,
+    /// The lines of the move played, one per MultiPV line (the last finished iteration's),
+    /// with the nodes, time, hashfull and tablebase hits at the end of the search: the last
+    /// `info` lines before the move.
+    pub final_lines: Vec<Iteration>,
+    /// Whether `final_lines` were the last lines reported, as they are: the search ended
+    /// with an iteration, not inside one.
+    pub final_lines_shown: bool,
 }
 
 /// Converts a score to the UCI form: `Ok(cp)` or `Err(mate in moves)`, negative when mated.
@@ -347,6 +371,18 @@ pub struct Searcher {
     /// This thread's tablebase hits, published with `node_counter`.
     pub tb_hit_counter: Arc<AtomicU64>,
     tb_hits: u64,
+    /// Told, once the search has run for `CURRMOVE_AFTER`, of the root move it searches
+    /// and then of each one as it starts on it; `None` (helpers, bench, datagen) tells
+    /// nobody.
+    pub on_root_move: Option<Box<dyn FnMut(CurrentMove) + Send>>,
+    /// Whether `on_root_move` is told of root moves yet. The clock is read for it with the
+    /// limits, every `CLOCK_CHECK_INTERVAL` nodes: the first move of an iteration can take
+    /// half of it, so waiting for the next root move could leave the first second or more
+    /// after `CURRMOVE_AFTER` without a line.
+    announcing: bool,
+    /// The iteration under way and the root move it searches.
+    root_depth: i32,
+    current_root_move: Option<CurrentMove>,
     history: History,
     correction: CorrectionHistory,
     /// The keyed correction indices the last `prefetch_correction` computed, for the
@@ -423,6 +459,10 @@ impl Searcher {
             rng: StdRng::seed_from_u64(clock_seed()),
             tb_hit_counter: Arc::new(AtomicU64::new(0)),
             tb_hits: 0,
+            on_root_move: None,
+            announcing: false,
+            root_depth: 0,
+            current_root_move: None,
             history: History::default(),
             correction: CorrectionHistory::default(),
             prefetched_keys: None,
@@ -468,6 +508,7 @@ impl Searcher {
 
     /// Searches `pos` within `limits`, calling `report` after every iteration. The result is
     /// the last completed iteration's; an iteration cut off by time or `stop` is discarded.
+    /// The result's `final_lines` are the lines played with the search's totals.
     pub fn search(
         &mut self,
         pos: &mut Position,
@@ -485,6 +526,8 @@ impl Searcher {
         self.root_tb_score = None;
         self.stats = Stats::default();
         self.stopped = false;
+        self.announcing = false;
+        self.current_root_move = None;
         self.limits = limits;
         if let Some(strength) = self.strength {
             let budget = strength.node_budget();
@@ -530,7 +573,10 @@ impl Searcher {
         if self.root_moves.is_empty() {
             // Mate or stalemate: one info line with the score, so a GUI can show it.
             result.score = if pos.in_check() { -MATE } else { DRAW };
-            report(&self.iteration(0, result.score, Bound::Exact, Vec::new()));
+            let line = self.iteration(0, result.score, Bound::Exact, Vec::new());
+            report(&line);
+            result.final_lines = vec![line];
+            result.final_lines_shown = true;
             return result;
         }
 
@@ -557,9 +603,13 @@ impl Searcher {
         // (first move, score, PV) of every line of the last iteration that finished them all.
         let mut finished_lines: Vec<(Move, i32, Vec<Move>)> = Vec::new();
         let mut finished_depth = 0;
+        let mut played = PlayedLines::default();
+        let shown_lines = self.multipv.min(lines);
         for depth in first_depth..=max_depth {
             let iteration_start = self.elapsed();
             let nodes_before = self.nodes;
+            self.root_depth = depth;
+            self.current_root_move = None;
             self.seldepth = 0;
             self.in_first_iteration = depth == first_depth;
             self.root_move_nodes.clear();
@@ -584,6 +634,7 @@ impl Searcher {
                 depth,
                 nodes: self.nodes,
                 pv: pv.clone(),
+                ..SearchResult::default()
             };
             // A weakened search keeps every candidate line and shows an iteration only once
             // it has them all, so the line finally played is never shallower than one shown.
@@ -604,6 +655,7 @@ impl Searcher {
                 unsorted.push((score, first_line));
             } else {
                 report(&first_line);
+                played.shown(vec![first_line], self.nodes, shown_lines);
             }
             for (k, line_score) in later_line_scores.iter_mut().enumerate() {
                 if self.stopped {
@@ -635,7 +687,8 @@ impl Searcher {
                 }
             }
             if sorts_lines {
-                self.report_sorted(&mut result, unsorted, report);
+                let sorted = self.report_sorted(&mut result, unsorted, report);
+                played.shown(sorted, self.nodes, shown_lines);
             }
             if weakened && candidates.len() == lines {
                 finished_lines = candidates;
@@ -643,6 +696,7 @@ impl Searcher {
                 for line in &held_back {
                     report(line);
                 }
+                played.shown(held_back, self.nodes, shown_lines);
             }
             self.pv_index = 0;
             self.stats
@@ -656,7 +710,8 @@ impl Searcher {
             result.depth = finished_depth;
             // Show the line actually played, so the GUI's PV matches `bestmove`.
             let pv = result.pv.clone();
-            report(&self.iteration(finished_depth, result.score, Bound::Exact, pv));
+            let line = self.iteration(finished_depth, result.score, Bound::Exact, pv);
+            played.not_shown(line, shown_lines);
         }
         result.ponder_move = self.ponder_move(pos, &result);
         if let Some(tb_score) = self.root_tb_score {
@@ -664,6 +719,9 @@ impl Searcher {
                 result.score = tb_score;
             }
         }
+        result.final_lines =
+            played.with_totals(self.nodes, self.elapsed(), self.tb_hits, self.tt.hashfull());
+        result.final_lines_shown = played.shown_last(self.nodes);
         self.stats.nodes = self.nodes;
         self.node_counter.store(self.nodes, Ordering::Relaxed);
         self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
@@ -690,13 +748,14 @@ impl Searcher {
     }
 
     /// Shows an iteration's MultiPV lines best first, numbered in that order, and plays the
-    /// new first line: a line searched without line 1's move can score above it.
+    /// new first line: a line searched without line 1's move can score above it. Returns
+    /// the lines as shown.
     fn report_sorted(
         &self,
         result: &mut SearchResult,
         mut lines: Vec<(i32, Iteration)>,
         report: &mut dyn FnMut(&Iteration),
-    ) {
+    ) -> Vec<Iteration> {
         lines.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
         if let Some((score, best)) = lines.first() {
             if best.pv.first() != result.pv.first() {
@@ -710,6 +769,7 @@ impl Searcher {
             line.multipv = k + 1;
             report(line);
         }
+        lines.into_iter().map(|(_, line)| line).collect()
     }
 
     /// MultiPV lines past the user's `MultiPV` are searched only for `UCI_LimitStrength`
@@ -847,6 +907,33 @@ impl Searcher {
         too_late_for_next_iteration(elapsed, soft) || predicted >= time.hard
     }
 
+    /// The search starts on root move `m`, the `move_count`th of this MultiPV line.
+    #[inline]
+    fn start_root_move(&mut self, m: Move, move_count: usize) {
+        let current = CurrentMove {
+            depth: self.root_depth,
+            mv: m,
+            number: move_count + self.pv_index,
+        };
+        self.current_root_move = Some(current);
+        if self.announcing {
+            if let Some(tell) = self.on_root_move.as_mut() {
+                tell(current);
+            }
+        }
+    }
+
+    /// From `CURRMOVE_AFTER` on, root moves are announced, starting with the one searched.
+    fn start_announcing_in_time(&mut self) {
+        if self.start.elapsed() < CURRMOVE_AFTER {
+            return;
+        }
+        self.announcing = true;
+        if let (Some(tell), Some(current)) = (self.on_root_move.as_mut(), self.current_root_move) {
+            tell(current);
+        }
+    }
+
     /// Root bookkeeping for time management: nodes spent below `m`.
     #[inline]
     fn add_root_nodes(&mut self, m: Move, nodes: u64) {
@@ -943,6 +1030,9 @@ impl Searcher {
         if self.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
             self.node_counter.store(self.nodes, Ordering::Relaxed);
             self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
+            if !self.announcing && self.on_root_move.is_some() {
+                self.start_announcing_in_time();
+            }
             if let Some(time) = self.limits.time {
                 if self.control.pondering.load(Ordering::Relaxed) {
                     // The clock starts at ponderhit: restart it for as long as we ponder.

@@ -318,6 +318,9 @@ pub fn negamax(
             continue;
         }
         move_count += 1;
+        if is_root {
+            s.start_root_move(m, move_count);
+        }
 
         // Step 8b. Singular extension: if every other move fails well below the TT move's
         // score in a reduced search, the TT move is the only good one and is searched a ply

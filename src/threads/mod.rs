@@ -38,7 +38,7 @@ use shakmaty::CastlingMode;
 use crate::nnue::Network;
 use crate::perft;
 use crate::position::Position;
-use crate::search::{Control, Iteration, Limits, SearchResult, Searcher};
+use crate::search::{Control, CurrentMove, Iteration, Limits, SearchResult, Searcher};
 use crate::syzygy::{LoadedTables, Tablebases};
 use crate::tt::TranspositionTable;
 
@@ -51,11 +51,17 @@ use upkeep::{Done, Task};
 /// What the search thread has to say. It knows no protocol: the UCI layer's [`Reporter`]
 /// writes each report as its lines.
 pub enum Report<'a> {
-    /// A finished iteration (one per PV line), with the helpers' nodes and tablebase hits.
+    /// A finished iteration (one per PV line), with the helpers' nodes and tablebase hits;
+    /// also, last before the move, the lines of the move played with the search's totals.
     Iteration {
         iteration: &'a Iteration,
         mode: CastlingMode,
         show_wdl: bool,
+    },
+    /// The root move the main thread starts on, a few seconds into a search.
+    CurrentMove {
+        current: CurrentMove,
+        mode: CastlingMode,
     },
     /// The search's result: the move to play.
     BestMove {
@@ -499,14 +505,27 @@ impl Worker {
                     debug,
                     setup,
                 } => {
+                    let show_wdl = setup.show_wdl;
+                    let mode = position.castling_mode();
                     let result = self.search(&mut position, limits, infinite, setup);
                     if debug {
                         (self.output)(Report::Note(&self.searcher.stats.summary()));
                     }
+                    // The last word before the move, whatever ended the search, unless it has
+                    // just been said.
+                    if debug || !result.final_lines_shown {
+                        for line in &result.final_lines {
+                            (self.output)(Report::Iteration {
+                                iteration: line,
+                                mode,
+                                show_wdl,
+                            });
+                        }
+                    }
                     self.idle();
                     (self.output)(Report::BestMove {
                         result: &result,
-                        mode: position.castling_mode(),
+                        mode,
                     });
                     self.printed();
                     continue;
@@ -784,20 +803,29 @@ impl Worker {
         self.searcher.network = setup.network;
         self.searcher.strength = setup.strength;
         let show_wdl = setup.show_wdl;
+        let add_helpers = |it: &mut Iteration| {
+            for (nodes, tb_hits) in &helpers {
+                it.nodes += nodes.load(Ordering::Relaxed);
+                it.tbhits += tb_hits.load(Ordering::Relaxed);
+            }
+        };
+        let announce = self.output.clone();
+        self.searcher.on_root_move = Some(Box::new(move |current| {
+            announce(Report::CurrentMove { current, mode })
+        }));
         let mut result = self
             .searcher
             .search(position, limits, &mut |it: &Iteration| {
                 let mut it = it.clone();
-                for (nodes, tb_hits) in &helpers {
-                    it.nodes += nodes.load(Ordering::Relaxed);
-                    it.tbhits += tb_hits.load(Ordering::Relaxed);
-                }
+                add_helpers(&mut it);
                 output(Report::Iteration {
                     iteration: &it,
                     mode,
                     show_wdl,
                 })
             });
+        self.searcher.on_root_move = None;
+        result.final_lines.iter_mut().for_each(add_helpers);
         // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
         while !self.control.stop.load(Ordering::Relaxed)
             && (infinite || self.control.pondering.load(Ordering::Relaxed))

@@ -16,6 +16,12 @@ pub fn report(report: &Report) -> Vec<String> {
             mode,
             show_wdl,
         } => vec![info(mode, iteration, show_wdl)],
+        Report::CurrentMove { current, mode } => vec![format!(
+            "info depth {} currmove {} currmovenumber {}",
+            current.depth,
+            current.mv.to_uci(mode),
+            current.number
+        )],
         Report::BestMove { result, mode } => vec![bestmove(mode, result)],
         Report::PerftMove { uci_move, nodes } => vec![format!("{uci_move}: {nodes}")],
         Report::PerftTotal(nodes) => vec![String::new(), format!("Nodes searched: {nodes}")],

@@ -212,11 +212,12 @@ impl Search {
             .1
     }
 
-    /// The search's `info` lines other than `info string`, parsed.
+    /// The search's `info` lines other than `info string` and `currmove`, parsed.
     pub fn iterations(&self) -> Vec<Info> {
         self.infos
             .iter()
             .filter(|l| l.starts_with("info ") && !l.starts_with("info string"))
+            .filter(|l| !l.contains(" currmove "))
             .map(|l| Info::parse(l))
             .collect()
     }
@@ -328,8 +329,9 @@ impl Info {
     }
 }
 
-/// Checks a finished search: every info line complete, every PV legal, and `bestmove`
-/// (with its ponder move) legal and equal to the last exact PV's first move.
+/// Checks a finished search: every info line complete, every PV legal, the last line
+/// before `bestmove` an exact one that holds the search's totals, and `bestmove` (with its
+/// ponder move) legal and equal to the last exact PV's first move.
 pub fn check_search(fen: &str, chess960: bool, search: &Search) {
     let iterations = search.iterations();
     assert!(
@@ -337,11 +339,28 @@ pub fn check_search(fen: &str, chess960: bool, search: &Search) {
         "no info lines before {:?}",
         search.bestmove
     );
-    let mut last_depth = 0;
+    let last_line = search.infos.last().expect("an info line");
+    let last = iterations.last().expect("an iteration");
+    assert!(
+        last_line.starts_with("info depth") && last.bound.is_none(),
+        "the last line before {:?} is {last_line:?}",
+        search.bestmove
+    );
+    // Depth never falls below the last finished iteration's: the last line may repeat that
+    // one's line after a fail-high or fail-low of the deeper iteration it was cut in.
+    let mut finished_depth = 0;
+    let (mut last_nodes, mut last_time) = (0, 0);
     let mut last_hashfull = 0;
     for info in &iterations {
-        assert!(info.depth >= last_depth, "depth went down: {info:?}");
-        last_depth = info.depth;
+        assert!(info.depth >= finished_depth, "depth went down: {info:?}");
+        if info.bound.is_none() {
+            finished_depth = info.depth;
+        }
+        assert!(
+            info.nodes >= last_nodes && info.time >= last_time,
+            "nodes or time went down: {info:?}"
+        );
+        (last_nodes, last_time) = (info.nodes, info.time);
         // A search stores entries of one table generation only, so the share of them can
         // only grow; a drop means some thread started a new generation mid-search.
         assert!(

@@ -27,7 +27,7 @@ import chess.engine
 # Shared helpers: UCI traffic capture, watchdog, legal-line checks and the game loop.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import selfplay  # noqa: E402
-from selfplay import TRAFFIC, WATCHDOG, check_legal_line, fail, play_game  # noqa: E402
+from selfplay import WATCHDOG, check_legal_line, fail, finish, play_game  # noqa: E402
 
 NEW_OPTIONS = [
     "MultiPV",
@@ -187,16 +187,7 @@ def main():
         )
     )
 
-    for engine in (white, black):
-        WATCHDOG.arm(10, "quit")
-        engine.quit()
-        WATCHDOG.disarm()
-    if TRAFFIC.complaints:
-        fail("python-chess complained:\n" + "\n".join(TRAFFIC.complaints))
-    for line in summaries:
-        print(line)
-    print(f"features finished in {time.perf_counter() - started:.1f} s")
-    return 0
+    return finish((white, black), summaries, "features", started)
 
 
 if __name__ == "__main__":

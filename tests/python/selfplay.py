@@ -182,6 +182,21 @@ def play_game(engines, board, base, increment, max_plies, ponder, label):
     )
 
 
+def finish(engines, summaries, name, started):
+    """Quits the engines, fails if python-chess complained about anything, prints the
+    summaries and the time taken; returns the exit status 0."""
+    for engine in engines:
+        WATCHDOG.arm(10, "quit")
+        engine.quit()
+        WATCHDOG.disarm()
+    if TRAFFIC.complaints:
+        fail("python-chess complained:\n" + "\n".join(TRAFFIC.complaints))
+    for line in summaries:
+        print(line)
+    print(f"{name} finished in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def check_analysis(engine):
     board = chess.Board("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1")
     WATCHDOG.arm(20, "analyse")
@@ -219,16 +234,7 @@ def main():
         play_game(engines, board960, 1.0, 0.01, CHESS960_PLIES, ponder=False, label="chess960 game")
     )
 
-    for engine in (white, black):
-        WATCHDOG.arm(10, "quit")
-        engine.quit()
-        WATCHDOG.disarm()
-    if TRAFFIC.complaints:
-        fail("python-chess complained:\n" + "\n".join(TRAFFIC.complaints))
-    for line in summaries:
-        print(line)
-    print(f"selfplay finished in {time.perf_counter() - started:.1f} s")
-    return 0
+    return finish((white, black), summaries, "selfplay", started)
 
 
 if __name__ == "__main__":
