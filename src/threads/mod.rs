@@ -150,12 +150,17 @@ enum HelperJob {
         control: Arc<Control>,
         /// The main thread's flags, raised by `stop`.
         uci_control: Arc<Control>,
+        /// Where this job publishes its nodes and tablebase hits: new for every job, so
+        /// that a previous job still unwinding cannot add its count to this one's.
+        nodes: Arc<AtomicU64>,
+        tb_hits: Arc<AtomicU64>,
     },
     ClearHistory,
 }
 
 struct Helper {
     jobs: Sender<HelperJob>,
+    /// The counters of the helper's latest job.
     nodes: Arc<AtomicU64>,
     tb_hits: Arc<AtomicU64>,
     handle: Option<JoinHandle<()>>,
@@ -197,7 +202,11 @@ impl Helper {
                             tt,
                             control,
                             uci_control,
+                            nodes,
+                            tb_hits,
                         } => {
+                            searcher.node_counter = nodes;
+                            searcher.tb_hit_counter = tb_hits;
                             searcher.tablebases = tablebases;
                             searcher.network = network;
                             searcher.tt = tt;
@@ -770,18 +779,18 @@ impl Worker {
         // after `stop` the rest are left out, as they would be stopped at once anyway.
         self.searching_helpers = 0;
         let shared = Arc::new(position.clone());
-        for h in &self.helpers {
+        for h in &mut self.helpers {
             if self.control.stop.load(Ordering::Relaxed) {
                 break;
             }
             self.searching_helpers += 1;
-            h.nodes.store(0, Ordering::Relaxed);
+            h.nodes = Arc::new(AtomicU64::new(0));
+            h.tb_hits = Arc::new(AtomicU64::new(0));
             let helper_limits = Limits {
                 depth: limits.depth,
                 search_moves: limits.search_moves.clone(),
                 ..Limits::default()
             };
-            h.tb_hits.store(0, Ordering::Relaxed);
             let _ = h.jobs.send(HelperJob::Search {
                 position: shared.clone(),
                 limits: helper_limits,
@@ -790,6 +799,8 @@ impl Worker {
                 tt: self.tt.clone(),
                 control: self.helper_control.clone(),
                 uci_control: self.control.clone(),
+                nodes: h.nodes.clone(),
+                tb_hits: h.tb_hits.clone(),
             });
         }
         let output = self.output.clone();
