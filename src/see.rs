@@ -29,10 +29,7 @@ pub fn see_at_least(pos: &Chess, m: Move, threshold: i32) -> bool {
         Move::Castle { .. } | Move::Put { .. } => return threshold <= 0,
     };
     let board = pos.board();
-    let captured = match m {
-        Move::EnPassant { .. } => value(Role::Pawn),
-        _ => m.capture().map_or(0, value),
-    };
+    let captured = m.capture().map_or(0, value);
     let promotion_gain = m.promotion().map_or(0, |r| value(r) - value(Role::Pawn));
     // `margin` is what the side that just captured is ahead of its target by, seen from
     // the side about to recapture: it flips sign and absorbs each capture's value.

@@ -7,10 +7,10 @@
 
 use shakmaty::{Color, Move};
 
+use super::params::{
+    HISTORY_BONUS_MAX, HISTORY_BONUS_PER_DEPTH, HISTORY_BONUS_PER_DEPTH_SQUARED, HISTORY_MAX,
+};
 use crate::score::MAX_PLY;
-
-/// History table values stay within +-HISTORY_MAX (the gravity term keeps them there).
-pub const HISTORY_MAX: i32 = 16_384;
 
 /// A moved piece and its destination: the key continuation history and counter-moves use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,10 +110,7 @@ fn from_to(m: Move) -> (usize, usize) {
 
 #[inline]
 fn victim(m: Move) -> usize {
-    match m {
-        Move::EnPassant { .. } => 0,
-        _ => m.capture().map_or(0, |r| r as usize - 1),
-    }
+    m.capture().map_or(0, |r| r as usize - 1)
 }
 
 #[inline]
@@ -126,7 +123,8 @@ fn gravity(v: &mut i16, bonus: i32) {
 /// History bonus for a cutoff at `depth`.
 #[inline]
 pub fn bonus(depth: i32) -> i32 {
-    (16 * depth * depth + 32 * depth).min(HISTORY_MAX / 8)
+    (HISTORY_BONUS_PER_DEPTH_SQUARED * depth * depth + HISTORY_BONUS_PER_DEPTH * depth)
+        .min(HISTORY_BONUS_MAX)
 }
 
 impl History {

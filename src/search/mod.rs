@@ -560,11 +560,8 @@ impl Searcher {
         {
             self.tb_hits += self.root_moves.len() as u64;
             self.root_moves = ranking.moves;
-            self.root_tb_score = Some(match ranking.outcome {
-                Outcome::Win => TB_WIN - 1,
-                Outcome::Draw => DRAW,
-                Outcome::Loss => -TB_WIN + 1,
-            });
+            // The value its best move leads to, one ply from the root.
+            self.root_tb_score = Some(tablebase_score(ranking.outcome, 1).0);
         }
         let mut result = SearchResult {
             best_move: self.root_moves.first().copied(),
@@ -822,7 +819,7 @@ impl Searcher {
                 return score;
             }
             window *= ASPIRATION_GROWTH;
-            if window > 1000 {
+            if window > ASPIRATION_MAX_WINDOW {
                 alpha = -INFINITY;
                 beta = INFINITY;
             }
@@ -1114,32 +1111,7 @@ impl Searcher {
         }
     }
 
-    /// Stores a tablebase result: exact for draws, a bound for wins and losses.
-    #[inline]
-    fn store_tablebase(
-        &self,
-        key: u64,
-        ply: usize,
-        depth: i32,
-        score: i32,
-        bound: Bound,
-        static_eval: i32,
-    ) {
-        self.tt.store(
-            key,
-            TtEntry {
-                mv: PackedMove::NONE,
-                score: score_to_tt(score, ply),
-                eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
-                depth: (depth + TB_DEPTH_BONUS).clamp(0, MAX_PLY as i32) as u8,
-                bound,
-                is_pv: self.tt_pv[ply],
-            },
-        );
-    }
-
-    /// Stores a node's fail-soft result, with the bound kind its window implies and the
-    /// node's TT-PV flag.
+    /// Stores a node's fail-soft result, with the bound kind its window implies.
     #[inline]
     fn store_result(
         &self,
@@ -1157,17 +1129,43 @@ impl Searcher {
         } else {
             Bound::Upper
         };
+        self.store(key, ply, depth, (best_score, bound), best_move, static_eval);
+    }
+
+    /// The one place an entry is built: the score relative to the node, the raw static eval
+    /// and the depth in the ranges the entry's fields hold, and the node's TT-PV flag.
+    #[inline]
+    fn store(
+        &self,
+        key: u64,
+        ply: usize,
+        depth: i32,
+        (score, bound): (i32, Bound),
+        mv: Option<Move>,
+        static_eval: i32,
+    ) {
         self.tt.store(
             key,
             TtEntry {
-                mv: best_move.map_or(PackedMove::NONE, PackedMove::from_move),
-                score: score_to_tt(best_score, ply),
+                mv: mv.map_or(PackedMove::NONE, PackedMove::from_move),
+                score: score_to_tt(score, ply),
                 eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
-                depth: depth.clamp(0, 255) as u8,
+                depth: depth.clamp(0, i32::from(u8::MAX)) as u8,
                 bound,
                 is_pv: self.tt_pv[ply],
             },
         );
+    }
+}
+
+/// A tablebase outcome as a score for the side to move `ply` plies from the root, and the
+/// bound it is: a win or a loss is a bound (the distance to mate is not known, only that
+/// it comes), a draw is exact. A win found nearer the root scores higher, as mates do.
+pub(crate) fn tablebase_score(outcome: Outcome, ply: usize) -> (i32, Bound) {
+    match outcome {
+        Outcome::Win => (TB_WIN - ply as i32, Bound::Lower),
+        Outcome::Draw => (DRAW, Bound::Exact),
+        Outcome::Loss => (-TB_WIN + ply as i32, Bound::Upper),
     }
 }
 

@@ -24,10 +24,8 @@ pub const ORDER_BAD_CAPTURE: i32 = -2_000_000;
 /// MVV-LVA: most valuable victim first, least valuable attacker among equals.
 #[inline]
 pub fn mvv_lva(m: Move) -> i32 {
-    let victim = match m {
-        Move::EnPassant { .. } => Role::Pawn,
-        _ => m.capture().unwrap_or(Role::Pawn),
-    };
+    // A move that takes nothing (a promotion, an evasion) counts as taking a pawn.
+    let victim = m.capture().unwrap_or(Role::Pawn);
     piece_value(victim) * 16 - piece_value(m.role()) / 16
 }
 

@@ -6,11 +6,10 @@ use super::correction::{corrected, worth_learning};
 use super::history::{bonus, Context, PieceTo};
 use super::movepick::{MovePicker, StagedPicker};
 use super::params::*;
-use super::{qsearch, score_from_tt, tt_bound_cuts, Searcher};
+use super::{qsearch, score_from_tt, tablebase_score, tt_bound_cuts, Searcher};
 use crate::position::Position;
 use crate::score::*;
 use crate::see::see_at_least;
-use crate::syzygy::Outcome;
 use crate::tt::{Bound, PackedMove};
 
 /// Searches `pos` to `depth` plies and returns its fail-soft value within (alpha, beta).
@@ -133,18 +132,14 @@ pub fn negamax(
     {
         if let Some(outcome) = s.tablebases.probe_wdl(pos.board()) {
             s.tb_hits += 1;
-            let (score, bound) = match outcome {
-                Outcome::Win => (TB_WIN - ply as i32, Bound::Lower),
-                Outcome::Draw => (DRAW, Bound::Exact),
-                Outcome::Loss => (-TB_WIN + ply as i32, Bound::Upper),
-            };
+            let (score, bound) = tablebase_score(outcome, ply);
             if tt_bound_cuts(bound, score, alpha, beta) {
                 let eval = if in_check {
                     -INFINITY
                 } else {
                     s.evaluate(pos, ply)
                 };
-                s.store_tablebase(key, ply, depth, score, bound, eval);
+                s.store(key, ply, depth + TB_DEPTH_BONUS, (score, bound), None, eval);
                 return score;
             }
             if is_pv_node {

@@ -14,9 +14,20 @@ pub const MAX_DEPTH: i32 = 100;
 pub const TB_DEPTH_BONUS: i32 = 6;
 
 /// Aspiration windows start at this depth, ASPIRATION_INITIAL_WINDOW wide (cp), and grow by
-/// this factor on a miss.
+/// this factor on a miss; once wider than ASPIRATION_MAX_WINDOW (cp) the search gives up on
+/// a window and opens it fully, as a score that far off is better found in one search.
 pub const ASPIRATION_MIN_DEPTH: i32 = 4;
 pub const ASPIRATION_GROWTH: i32 = 2;
+pub const ASPIRATION_MAX_WINDOW: i32 = 1000;
+
+/// Move-ordering histories (search/history.rs) hold values within +-HISTORY_MAX. A cutoff
+/// at depth d moves an entry by HISTORY_BONUS_PER_DEPTH_SQUARED * d^2 +
+/// HISTORY_BONUS_PER_DEPTH * d, at most HISTORY_BONUS_MAX: deeper cutoffs say more, and no
+/// single one moves an entry by more than an eighth of the range.
+pub const HISTORY_MAX: i32 = 16_384;
+pub const HISTORY_BONUS_PER_DEPTH_SQUARED: i32 = 16;
+pub const HISTORY_BONUS_PER_DEPTH: i32 = 32;
+pub const HISTORY_BONUS_MAX: i32 = HISTORY_MAX / 8;
 
 /// Null-move pruning from this depth on (R: NMP_BASE_REDUCTION and the terms after it).
 pub const NMP_MIN_DEPTH: i32 = 3;

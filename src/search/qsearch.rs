@@ -2,8 +2,6 @@
 //! trusted in quiet positions. In check, every evasion is searched, since standing pat is
 //! not an option when the king is attacked.
 
-use shakmaty::Role;
-
 use super::correction::corrected;
 use super::params::*;
 use super::{score_from_tt, tt_bound_cuts, Searcher};
@@ -83,7 +81,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         if !in_check
             && s.config.shallow_pruning
             && m.promotion().is_none()
-            && best_score + capture_value(m) + DELTA_MARGIN.get() <= alpha
+            && best_score + m.capture().map_or(0, piece_value) + DELTA_MARGIN.get() <= alpha
         {
             continue;
         }
@@ -112,11 +110,4 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         s.store_result(key, ply, 0, window, best_move, raw_eval);
     }
     best_score
-}
-
-fn capture_value(m: shakmaty::Move) -> i32 {
-    match m {
-        shakmaty::Move::EnPassant { .. } => piece_value(Role::Pawn),
-        _ => m.capture().map_or(0, piece_value),
-    }
 }
