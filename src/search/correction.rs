@@ -32,7 +32,7 @@ use crate::position::Position as EnginePosition;
 use crate::score::*;
 use crate::tunable::Param;
 
-/// Which tables are in use (the `SearchConfig` switches).
+/// Which tables are in use: all of them in the search, some in the tests of each table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CorrectionTables {
     pub pawns_and_material: bool,
@@ -43,10 +43,13 @@ pub struct CorrectionTables {
 }
 
 impl CorrectionTables {
-    #[inline]
-    pub fn any(self) -> bool {
-        self.pawns_and_material || self.non_pawn || self.minor || self.major || self.continuation
-    }
+    pub const ALL: CorrectionTables = CorrectionTables {
+        pawns_and_material: true,
+        non_pawn: true,
+        minor: true,
+        major: true,
+        continuation: true,
+    };
 }
 
 /// The tables indexed by a key of part of the board.
@@ -321,13 +324,7 @@ mod tests {
     use shakmaty::Role;
     use std::collections::{HashMap, HashSet};
 
-    const ALL_TABLES: CorrectionTables = CorrectionTables {
-        pawns_and_material: true,
-        non_pawn: true,
-        minor: true,
-        major: true,
-        continuation: true,
-    };
+    const ALL_TABLES: CorrectionTables = CorrectionTables::ALL;
 
     fn position(fen: &str) -> EnginePosition {
         EnginePosition::from_fen(fen, false).unwrap()
@@ -451,7 +448,6 @@ mod tests {
             pawns_and_material: false,
             ..pawns_only
         };
-        assert!(!off.any());
         assert_eq!(
             history.corrected(Color::White, &CorrectionKeys::of(&pos, off), 7),
             7

@@ -54,69 +54,26 @@ pub(crate) struct TriedMoves {
 }
 
 /// Switches for the parts of the search that the invariant tests turn off. Everything is on
-/// in play; `SearchConfig::plain()` leaves a bare fixed-depth alpha-beta.
+/// in play. A switch stands alone where a test turns it on or off by itself; the rest come
+/// in the two groups the tests turn off together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchConfig {
     pub use_tt: bool,
     pub iterative_deepening: bool,
     pub aspiration: bool,
-    pub qsearch: bool,
-    pub check_extension: bool,
-    pub null_move: bool,
-    pub reverse_futility: bool,
-    pub late_move_reductions: bool,
-    /// SEE: losing captures ordered last, and skipped in quiescence.
-    pub see: bool,
-    pub mate_distance_pruning: bool,
-    /// Late move pruning, futility, SEE pruning in the main search, delta pruning in
-    /// quiescence.
-    pub shallow_pruning: bool,
-    /// Staged move picker with counter-move, continuation and capture history; off, every
-    /// node orders its full move list like the root does.
-    pub staged_move_ordering: bool,
-    /// Singular extension with multi-cut: on, SPRT passed.
-    pub singular_extension: bool,
-    /// Double and triple singular extensions, bounded per line (needs `singular_extension`).
-    pub multi_extension: bool,
-    /// A TT move that is not singular is searched shallower when its TT score holds beta or
-    /// the node is an expected cut node (needs `singular_extension`).
-    pub negative_extension: bool,
-    /// The check extension only for discovered checks and checks that do not lose the
-    /// checking piece by exchange (needs `check_extension`).
-    pub check_extension_see: bool,
-    /// Probe and store the TT in quiescence: on, SPRT passed (with `tt_eval_correction`).
-    pub qsearch_tt: bool,
-    /// Prune on the TT score instead of the static eval where the stored bound says it is
-    /// the better estimate.
-    pub tt_eval_correction: bool,
-    /// One more ply of LMR at expected cut nodes.
-    pub cut_node_reductions: bool,
-    /// LMR for late captures and promotions too: less than for quiets, adjusted by capture
-    /// history, never for a capture that wins much by SEE.
-    pub noisy_reductions: bool,
-    /// The full-depth re-search after a reduced search beat alpha goes a ply deeper when
-    /// that score beat the best one by a margin, a ply shallower when it barely did.
-    pub research_depth_adjustment: bool,
-    /// After that re-search, the move's continuation history learns whether it still beat
-    /// alpha.
-    pub research_history_update: bool,
-    /// One ply less LMR at nodes the TT flags as having been on a principal variation, as
-    /// PV nodes have.
-    pub tt_pv_reductions: bool,
-    /// Shift the static eval by the correction history: the pawn- and material-keyed
-    /// tables. The tables of the next four switches add to them (search/correction.rs).
-    pub correction_history: bool,
-    /// The non-pawn correction tables, one per colour, keyed by that colour's pieces.
-    pub non_pawn_correction: bool,
-    /// The minor-piece correction table (knights, bishops, kings).
-    pub minor_correction: bool,
-    /// The major-piece correction table (rooks, queens, kings).
-    pub major_correction: bool,
-    /// The continuation correction table, keyed by the last two moves.
-    pub continuation_correction: bool,
-    /// The adaptive soft limit: scale it by best-move stability, the best move's
-    /// share of root nodes and score drops.
-    pub dynamic_time: bool,
+    /// What a full-width search adds to bare alpha-beta: quiescence at the horizon, the
+    /// check extension, mate distance pruning and the staged move picker. Off, the horizon
+    /// is the static evaluation and every node orders its full move list like the root, so
+    /// the search is exactly minimax (`plain`).
+    pub refinements: bool,
+    /// The selective techniques, which trade the full-width value for depth: null move,
+    /// reverse futility, late move pruning, futility and SEE pruning, late move reductions
+    /// (with their history, cut-node, TT-PV and re-search terms), singular, double, triple
+    /// and negative extensions, the check extension's exchange test, SEE in move ordering
+    /// and quiescence, delta pruning, the TT in quiescence and as a bound on the eval, and
+    /// the correction history. Off (`without_pruning`), a mate in N is found from depth
+    /// 2N - 1, at its exact distance.
+    pub selective: bool,
 }
 
 impl Default for SearchConfig {
@@ -125,64 +82,18 @@ impl Default for SearchConfig {
             use_tt: true,
             iterative_deepening: true,
             aspiration: true,
-            qsearch: true,
-            check_extension: true,
-            null_move: true,
-            reverse_futility: true,
-            late_move_reductions: true,
-            see: true,
-            mate_distance_pruning: true,
-            shallow_pruning: true,
-            staged_move_ordering: true,
-            singular_extension: true,
-            multi_extension: true,
-            negative_extension: true,
-            check_extension_see: true,
-            qsearch_tt: true,
-            tt_eval_correction: true,
-            cut_node_reductions: true,
-            noisy_reductions: true,
-            research_depth_adjustment: true,
-            research_history_update: true,
-            tt_pv_reductions: true,
-            correction_history: true,
-            non_pawn_correction: true,
-            minor_correction: true,
-            major_correction: true,
-            continuation_correction: true,
-            dynamic_time: true,
+            refinements: true,
+            selective: true,
         }
     }
 }
 
 impl SearchConfig {
-    /// Everything on except the selective techniques that change the searched tree's value
-    /// (null move, reverse futility, reductions): the configuration of the invariant tests
-    /// that need a full-width value.
+    /// Everything on except the selective techniques that change the searched tree's value:
+    /// the configuration of the invariant tests that need a full-width value.
     pub fn without_pruning() -> SearchConfig {
         SearchConfig {
-            null_move: false,
-            reverse_futility: false,
-            late_move_reductions: false,
-            see: false,
-            shallow_pruning: false,
-            singular_extension: false,
-            multi_extension: false,
-            negative_extension: false,
-            check_extension_see: false,
-            qsearch_tt: false,
-            tt_eval_correction: false,
-            cut_node_reductions: false,
-            noisy_reductions: false,
-            research_depth_adjustment: false,
-            research_history_update: false,
-            tt_pv_reductions: false,
-            correction_history: false,
-            non_pawn_correction: false,
-            minor_correction: false,
-            major_correction: false,
-            continuation_correction: false,
-            dynamic_time: false,
+            selective: false,
             ..SearchConfig::default()
         }
     }
@@ -195,55 +106,19 @@ impl SearchConfig {
             use_tt: false,
             iterative_deepening: false,
             aspiration: false,
-            qsearch: false,
-            check_extension: false,
-            null_move: false,
-            reverse_futility: false,
-            late_move_reductions: false,
-            see: false,
-            mate_distance_pruning: false,
-            shallow_pruning: false,
-            staged_move_ordering: false,
-            singular_extension: false,
-            multi_extension: false,
-            negative_extension: false,
-            check_extension_see: false,
-            qsearch_tt: false,
-            tt_eval_correction: false,
-            cut_node_reductions: false,
-            noisy_reductions: false,
-            research_depth_adjustment: false,
-            research_history_update: false,
-            tt_pv_reductions: false,
-            correction_history: false,
-            non_pawn_correction: false,
-            minor_correction: false,
-            major_correction: false,
-            continuation_correction: false,
-            dynamic_time: false,
-        }
-    }
-
-    /// The correction tables this configuration uses.
-    fn correction_tables(&self) -> CorrectionTables {
-        CorrectionTables {
-            pawns_and_material: self.correction_history,
-            non_pawn: self.non_pawn_correction,
-            minor: self.minor_correction,
-            major: self.major_correction,
-            continuation: self.continuation_correction,
+            refinements: false,
+            selective: false,
         }
     }
 }
 
 /// A position's keyed correction indices, computed when its parent prefetched them. The
-/// keyed part depends only on the board and the tables in use, which the Zobrist key and
-/// `tables` pin down, so a node entered another way (a null move, the root) never uses a
-/// stale entry.
+/// keyed part depends only on the board (the search uses every table or none), which the
+/// Zobrist key pins down, so a node entered another way (a null move, the root) never uses
+/// a stale entry.
 #[derive(Clone, Copy)]
 struct PrefetchedKeys {
     key: u64,
-    tables: CorrectionTables,
     keyed: KeyedIndices,
 }
 
@@ -403,6 +278,10 @@ pub struct Searcher {
     stopped: bool,
     /// The first iteration always completes (it takes microseconds), so there is a move.
     in_first_iteration: bool,
+    /// Null-move pruning only from this ply on: 0, or past every ply inside the search
+    /// that verifies a null-move cutoff (Stockfish lets null moves back in for the
+    /// verification's last quarter; here none are, and changing that is a change to test).
+    null_move_min_ply: usize,
     pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
     pv_len: [usize; MAX_PLY + 1],
     /// Static eval per ply of the current line (-INFINITY when in check).
@@ -475,6 +354,7 @@ impl Searcher {
             seldepth: 0,
             stopped: false,
             in_first_iteration: true,
+            null_move_min_ply: 0,
             pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
             pv_len: [0; MAX_PLY + 1],
             eval_stack: [0; MAX_PLY + 1],
@@ -528,6 +408,7 @@ impl Searcher {
         self.stopped = false;
         self.announcing = false;
         self.current_root_move = None;
+        self.null_move_min_ply = 0;
         self.limits = limits;
         if let Some(strength) = self.strength {
             let budget = strength.node_budget();
@@ -891,7 +772,7 @@ impl Searcher {
             // find a shorter one), until the hard limit or the depth limit.
             return false;
         }
-        let soft = if self.config.dynamic_time && depth >= DYNAMIC_TIME_MIN_DEPTH {
+        let soft = if depth >= DYNAMIC_TIME_MIN_DEPTH {
             time.scaled_soft(trend)
         } else {
             time.soft
@@ -1076,17 +957,17 @@ impl Searcher {
         }
     }
 
-    /// A node's entries in the correction tables in use and what they say about its static
-    /// eval (cp); `None` when no table is in use. Read before the node's evaluation, so any
-    /// load the parent's prefetch has not finished overlaps it.
+    /// A node's entries in the correction tables and what they say about its static eval
+    /// (cp); `None` when the search does without them. Read before the node's evaluation,
+    /// so any load the parent's prefetch has not finished overlaps it.
     #[inline]
     fn read_correction(&self, pos: &Position) -> Option<(CorrectionKeys, i32)> {
-        let tables = self.config.correction_tables();
-        if !tables.any() {
+        if !self.config.selective {
             return None;
         }
+        let tables = CorrectionTables::ALL;
         let keys = match self.prefetched_keys {
-            Some(cached) if cached.key == pos.key() && cached.tables == tables => {
+            Some(cached) if cached.key == pos.key() => {
                 CorrectionKeys::from_keyed(pos, tables, cached.keyed)
             }
             _ => CorrectionKeys::of(pos, tables),
@@ -1098,12 +979,11 @@ impl Searcher {
     /// the loads overlap its draw checks and table probe.
     #[inline]
     fn prefetch_correction(&mut self, pos: &Position) {
-        let tables = self.config.correction_tables();
-        if tables.any() {
+        if self.config.selective {
+            let tables = CorrectionTables::ALL;
             let keyed = CorrectionKeys::keyed_of(pos, tables);
             self.prefetched_keys = Some(PrefetchedKeys {
                 key: pos.key(),
-                tables,
                 keyed,
             });
             let keys = CorrectionKeys::from_keyed(pos, tables, keyed);

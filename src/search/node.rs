@@ -45,7 +45,7 @@ pub fn negamax(
 
     // Mate distance pruning: a mate found closer to the root already beats anything this
     // node could return, so the window can shrink to what is still achievable from here.
-    if !is_root && s.config.mate_distance_pruning {
+    if !is_root && s.config.refinements {
         alpha = alpha.max(-MATE + ply as i32);
         beta = beta.min(MATE - ply as i32 - 1);
         if alpha >= beta {
@@ -58,16 +58,13 @@ pub fn negamax(
     // rule from version 8 to 12) to checks that keep their material: a checking piece that
     // simply hangs is usually a spite check, whose refutation needs no extra ply.
     let in_check = pos.in_check();
-    if in_check
-        && s.config.check_extension
-        && (!s.config.check_extension_see || check_extension_pays(pos))
-    {
+    if in_check && s.config.refinements && (!s.config.selective || check_extension_pays(pos)) {
         depth += 1;
     }
 
     // Step 3. Horizon: quiescence (or the bare evaluation in the plain configuration).
     if depth <= 0 {
-        return if s.config.qsearch {
+        return if s.config.refinements {
             qsearch::qsearch(s, pos, ply, alpha, beta)
         } else {
             leaf_value(s, pos, ply)
@@ -182,7 +179,7 @@ pub fn negamax(
     s.eval_stack[ply] = static_eval;
     let improving = !in_check && ply >= 2 && static_eval > s.eval_stack[ply - 2];
     let pruning_eval = match tt_entry {
-        Some(entry) if s.config.tt_eval_correction && !in_check => {
+        Some(entry) if s.config.selective && !in_check => {
             eval_bounded_by_tt(static_eval, score_from_tt(entry.score, ply), entry.bound)
         }
         _ => static_eval,
@@ -190,7 +187,7 @@ pub fn negamax(
 
     // Step 5. Reverse futility pruning: far enough above beta at shallow depth, the side to
     // move is very unlikely to fall below it whatever the opponent does in the few plies left.
-    if s.config.reverse_futility
+    if s.config.selective
         && excluded.is_none()
         && !is_pv_node
         && !in_check
@@ -205,7 +202,8 @@ pub fn negamax(
     // Step 6. Null-move pruning: if passing still keeps us above beta after a reduced
     // search, a real move almost surely does too. Unsound in zugzwang, hence no null move
     // without pieces, in check, or twice in a row.
-    if s.config.null_move
+    if s.config.selective
+        && ply >= s.null_move_min_ply
         && excluded.is_none()
         && !is_pv_node
         && !in_check
@@ -239,7 +237,11 @@ pub fn negamax(
                 if depth < NMP_VERIFICATION_DEPTH {
                     return score;
                 }
-                let verified = negamax_no_null(s, pos, depth - reduction, ply, beta);
+                // The same node searched normally at reduced depth, with no null move
+                // anywhere below it: a zugzwang that fooled the null move cannot fool it.
+                let outer_min_ply = std::mem::replace(&mut s.null_move_min_ply, MAX_PLY);
+                let verified = negamax(s, pos, depth - reduction, ply, beta - 1, beta, true);
+                s.null_move_min_ply = outer_min_ply;
                 if s.stopped {
                     return 0;
                 }
@@ -258,7 +260,7 @@ pub fn negamax(
         previous: pos.recent_move(1).map(|m| PieceTo::of(!turn, m)),
         previous2: pos.recent_move(2).map(|m| PieceTo::of(turn, m)),
     };
-    let mut list_picker = (is_root || !s.config.staged_move_ordering).then(|| {
+    let mut list_picker = (is_root || !s.config.refinements).then(|| {
         let moves = if is_root {
             s.root_moves
                 .iter()
@@ -274,14 +276,14 @@ pub fn negamax(
             tt_move,
             killers,
             &s.history,
-            s.config.see,
+            s.config.selective,
         )
     });
     let counter = s.history.counter_move(&ctx);
     // A capture as the best move known here makes the quiet moves even less likely to
     // matter: they are reduced one ply more.
     let tt_move_is_capture = !tt_move.is_none() && pos.board().them().contains(tt_move.to_square());
-    let mut picker = StagedPicker::new(pos.board(), tt_move, killers, counter, s.config.see);
+    let mut picker = StagedPicker::new(pos.board(), tt_move, killers, counter, s.config.selective);
 
     // Step 8. Principal variation search: the first move with the full window, the rest
     // with a null window that only proves them worse, re-searched when one is not. Late
@@ -325,7 +327,7 @@ pub fn negamax(
         // when its own score holds beta, or the node is expected to cut anyway, another move
         // likely refutes as well, so the TT move is searched shallower (negative extension).
         let mut extension = 0;
-        if s.config.singular_extension
+        if s.config.selective
             && !is_root
             && depth >= SE_MIN_DEPTH
             && excluded.is_none()
@@ -353,8 +355,7 @@ pub fn negamax(
                     }
                     if score < singular_beta {
                         extension = 1;
-                        if s.config.multi_extension
-                            && !is_pv_node
+                        if !is_pv_node
                             && i32::from(s.multi_extensions[ply]) < SE_MAX_MULTI_EXTENSIONS.get()
                             && score < singular_beta - SE_DOUBLE_MARGIN.get()
                         {
@@ -365,9 +366,9 @@ pub fn negamax(
                         }
                     } else if singular_beta >= beta {
                         return singular_beta;
-                    } else if s.config.negative_extension && tt_score >= beta {
+                    } else if tt_score >= beta {
                         extension = -SE_NEGATIVE_EXTENSION.get();
-                    } else if s.config.negative_extension && cut_node {
+                    } else if cut_node {
                         extension = -SE_CUT_NODE_NEGATIVE_EXTENSION.get();
                     }
                 }
@@ -379,10 +380,8 @@ pub fn negamax(
         // at stake: late quiet moves (late move pruning), quiets that cannot lift the eval
         // to alpha (futility), and moves that lose material by exchange (SEE). Once a move
         // mates, the rest are searched in full too: a shorter mate may be among them.
-        let prune = s.config.shallow_pruning
-            && !is_root
-            && best_score > -MATE_BOUND
-            && best_score < MATE_BOUND;
+        let prune =
+            s.config.selective && !is_root && best_score > -MATE_BOUND && best_score < MATE_BOUND;
         if prune
             && is_quiet
             && !in_check
@@ -407,8 +406,7 @@ pub fn negamax(
 
         // A capture or promotion that wins much by exchange is never reduced (asked only of
         // the moves LMR could reduce).
-        let noisy_lmr = s.config.late_move_reductions
-            && s.config.noisy_reductions
+        let noisy_lmr = s.config.selective
             && !is_quiet
             && !in_check
             && depth >= LMR_MIN_DEPTH
@@ -439,9 +437,9 @@ pub fn negamax(
             // Terms of both kinds of move: more at expected cut nodes; less at nodes that were
             // on a PV, as at PV nodes, which have their ply less in `late_move_reduction`
             // already (stacking both there made the bench tree about half as large again).
-            let node_terms = i32::from(s.config.cut_node_reductions && cut_node)
-                - i32::from(s.config.tt_pv_reductions && tt_pv && !is_pv_node) * LMR_TT_PV_PLIES;
-            let reduction = if s.config.late_move_reductions && is_quiet && !in_check {
+            let node_terms =
+                i32::from(cut_node) - i32::from(tt_pv && !is_pv_node) * LMR_TT_PV_PLIES;
+            let reduction = if s.config.selective && is_quiet && !in_check {
                 let history = s.history.quiet_score(turn, m, &ctx);
                 let is_refutation = killers.contains(&Some(m)) || counter == Some(m);
                 (late_move_reduction(depth, move_count, is_pv_node, gives_check)
@@ -467,15 +465,13 @@ pub fn negamax(
                 // by a lot, the move may be better still (search it deeper); barely, the
                 // full depth is likely enough to refute it (search it shallower). A re-search
                 // no deeper than the reduced one would learn nothing and is skipped.
-                if s.config.research_depth_adjustment {
-                    new_depth += research_depth_adjustment(score, best_score, new_depth);
-                }
+                new_depth += research_depth_adjustment(score, best_score, new_depth);
                 if new_depth > reduced_depth {
                     score = -negamax(s, pos, new_depth, ply + 1, -alpha - 1, -alpha, !cut_node);
                     // The re-search is the better verdict on the move in this context: its
                     // continuation history learns whether it held up. (Only quiet moves are
                     // ordered by continuation history.)
-                    if s.config.research_history_update && is_quiet && !s.stopped {
+                    if is_quiet && !s.stopped {
                         let b = bonus(new_depth);
                         let b = if score > alpha { b } else { -b };
                         s.history.update_continuation(turn, m, b, &ctx);
@@ -655,16 +651,6 @@ fn research_depth_adjustment(score: i32, best_score: i32, new_depth: i32) -> i32
     } else {
         0
     }
-}
-
-/// The verification search after a deep null-move cutoff: the same node searched normally
-/// at reduced depth, with null moves off inside it.
-fn negamax_no_null(s: &mut Searcher, pos: &mut Position, depth: i32, ply: usize, beta: i32) -> i32 {
-    let saved = s.config.null_move;
-    s.config.null_move = false;
-    let score = negamax(s, pos, depth, ply, beta - 1, beta, true);
-    s.config.null_move = saved;
-    score
 }
 
 /// Late move pruning: how many moves a shallow node searches before dropping the remaining

@@ -34,7 +34,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     let mut tt_eval = None;
     // The TT-PV flag is only carried along here (stored as found, or set on a PV line).
     s.tt_pv[ply] = is_pv_node;
-    if s.config.qsearch_tt {
+    if s.config.selective {
         if let Some(entry) = s.tt.probe(key) {
             let score = score_from_tt(entry.score, ply);
             let cuts = tt_bound_cuts(entry.bound, score, alpha, beta);
@@ -74,12 +74,12 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     let mut best_move = None;
     while let Some(m) = s.qsearch_pickers[ply].next_move() {
         // A capture that loses material by exchange cannot raise a stand-pat score.
-        if !in_check && s.config.see && !see_at_least(pos.board(), m, 0) {
+        if !in_check && s.config.selective && !see_at_least(pos.board(), m, 0) {
             continue;
         }
         // Delta pruning: even winning the victim for free would leave us below alpha.
         if !in_check
-            && s.config.shallow_pruning
+            && s.config.selective
             && m.promotion().is_none()
             && best_score + m.capture().map_or(0, piece_value) + DELTA_MARGIN.get() <= alpha
         {
@@ -105,7 +105,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             }
         }
     }
-    if s.config.qsearch_tt {
+    if s.config.selective {
         let window = (best_score, original_alpha, beta);
         s.store_result(key, ply, 0, window, best_move, raw_eval);
     }
