@@ -1,5 +1,6 @@
-//! Move-ordering memory of one search thread: killers per ply, counter-moves, butterfly
-//! history, continuation history (by the moves one and two plies back) and capture history.
+//! Move-ordering memory of one search thread: counter-moves, butterfly history,
+//! continuation history (by the moves one and two plies back) and capture history. (The
+//! killers belong to the plies of one search: they are in its stack, search/frame.rs.)
 //!
 //! Every history value is kept in `-HISTORY_MAX..=HISTORY_MAX` by a gravity update: the
 //! closer a value is to the bound, the less a bonus moves it, so recent results outweigh old
@@ -10,7 +11,6 @@ use shakmaty::{Color, Move};
 use super::params::{
     HISTORY_BONUS_MAX, HISTORY_BONUS_PER_DEPTH, HISTORY_BONUS_PER_DEPTH_SQUARED, HISTORY_MAX,
 };
-use crate::score::MAX_PLY;
 
 /// A moved piece and its destination: the key continuation history and counter-moves use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +55,6 @@ pub struct History {
     capture: Box<[[[i16; 6]; 64]; 12]>,
     /// [previous piece][previous to]
     counter: Box<[[Option<Move>; 64]; 12]>,
-    killers: [[Option<Move>; 2]; MAX_PLY + 1],
 }
 
 /// The quiet-move history of one node (see `History::quiet_scorer`).
@@ -98,7 +97,6 @@ impl Default for History {
             continuation: continuation_table(),
             capture: Box::new([[[0; 6]; 64]; 12]),
             counter: Box::new([[None; 64]; 12]),
-            killers: [[None; 2]; MAX_PLY + 1],
         }
     }
 }
@@ -132,11 +130,6 @@ impl History {
         *self = History::default();
     }
 
-    /// Killers belong to the plies of the previous search: forget them.
-    pub fn new_search(&mut self) {
-        self.killers = [[None; 2]; MAX_PLY + 1];
-    }
-
     /// Ordering score of a quiet move: butterfly plus both continuation histories.
     #[inline]
     pub fn quiet_score(&self, color: Color, m: Move, ctx: &Context) -> i32 {
@@ -163,21 +156,15 @@ impl History {
     }
 
     #[inline]
-    pub fn killers(&self, ply: usize) -> [Option<Move>; 2] {
-        self.killers[ply.min(MAX_PLY)]
-    }
-
-    #[inline]
     pub fn counter_move(&self, ctx: &Context) -> Option<Move> {
         ctx.previous.and_then(|p| self.counter[p.piece][p.to])
     }
 
     /// A quiet move caused a cutoff: reward it, punish the quiets tried before it, and
-    /// remember it as killer and counter-move.
+    /// remember it as the counter-move.
     pub fn update_quiet_cutoff(
         &mut self,
         color: Color,
-        ply: usize,
         depth: i32,
         best: Move,
         tried: &[Move],
@@ -189,11 +176,6 @@ impl History {
             if m != best {
                 self.update_quiet(color, m, -b, ctx);
             }
-        }
-        let k = &mut self.killers[ply.min(MAX_PLY)];
-        if k[0] != Some(best) {
-            k[1] = k[0];
-            k[0] = Some(best);
         }
         if let Some(p) = ctx.previous {
             self.counter[p.piece][p.to] = Some(best);
@@ -258,11 +240,10 @@ mod tests {
         let ctx = Context::default();
         assert_eq!(h.quiet_score(Color::White, m, &ctx), 0);
         for _ in 0..10_000 {
-            h.update_quiet_cutoff(Color::White, 3, 20, m, &[], &ctx);
+            h.update_quiet_cutoff(Color::White, 20, m, &[], &ctx);
         }
         let s = h.quiet_score(Color::White, m, &ctx);
         assert!(s > 0 && s <= HISTORY_MAX, "{s}");
-        assert_eq!(h.killers(3)[0], Some(m));
     }
 
     #[test]
@@ -274,7 +255,7 @@ mod tests {
             previous2: None,
         };
         let m = quiet(Square::G1, Square::F3);
-        h.update_quiet_cutoff(Color::White, 0, 8, m, &[], &ctx);
+        h.update_quiet_cutoff(Color::White, 8, m, &[], &ctx);
         assert_eq!(h.counter_move(&ctx), Some(m));
         assert!(
             h.quiet_score(Color::White, m, &ctx)
@@ -321,7 +302,7 @@ mod tests {
         for (k, &m) in moves.iter().enumerate() {
             let ctx = &contexts[k % contexts.len()];
             let tried = &moves[..k.min(3)];
-            h.update_quiet_cutoff(Color::White, 1, 1 + k as i32 % 7, m, tried, ctx);
+            h.update_quiet_cutoff(Color::White, 1 + k as i32 % 7, m, tried, ctx);
         }
         for ctx in &contexts {
             let scorer = h.quiet_scorer(Color::White, ctx);

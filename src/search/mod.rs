@@ -2,6 +2,7 @@
 //! in `node.rs`, quiescence in `qsearch.rs`.
 
 mod correction;
+mod frame;
 pub mod history;
 mod movepick;
 mod node;
@@ -27,8 +28,8 @@ use crate::syzygy::{Outcome, Tablebases};
 use crate::time::{too_late_for_next_iteration, SearchTrend, TimeLimits, DYNAMIC_TIME_MIN_DEPTH};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables, KeyedIndices};
+use frame::Stack;
 use history::History;
-use movepick::MovePicker;
 use params::*;
 use played::PlayedLines;
 use skill::StrengthLimit;
@@ -45,13 +46,6 @@ const HELPER_YIELD_INTERVAL: u64 = 256;
 /// short searches (bullet games, datagen) print no such lines.
 const CURRMOVE_AFTER: Duration = Duration::from_secs(3);
 pub use stats::Stats;
-
-/// The moves a node has searched so far, by kind.
-#[derive(Default)]
-pub(crate) struct TriedMoves {
-    pub quiets: Vec<Move>,
-    pub captures: Vec<Move>,
-}
 
 /// Switches for the parts of the search that the invariant tests turn off. Everything is on
 /// in play. A switch stands alone where a test turns it on or off by itself; the rest come
@@ -282,27 +276,10 @@ pub struct Searcher {
     /// that verifies a null-move cutoff (Stockfish lets null moves back in for the
     /// verification's last quarter; here none are, and changing that is a change to test).
     null_move_min_ply: usize,
-    pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
-    pv_len: [usize; MAX_PLY + 1],
-    /// Static eval per ply of the current line (-INFINITY when in check).
-    eval_stack: [i32; MAX_PLY + 1],
+    /// One frame per ply of the line being searched.
+    stack: Stack,
     /// Nodes spent below each root move in the current iteration.
     root_move_nodes: Vec<(Move, u64)>,
-    /// The move a singular-extension search leaves out, per ply.
-    excluded: [Option<Move>; MAX_PLY + 1],
-    /// Double and triple extensions on the line from the root to each ply.
-    multi_extensions: [u8; MAX_PLY + 1],
-    /// Per ply, whether the node is TT-PV (a PV node, or flagged so by the table), which
-    /// its stores keep; a singular-extension search of the node, which skips the table,
-    /// inherits it.
-    tt_pv: [bool; MAX_PLY + 1],
-    /// Per ply, the quiet moves and captures a node has searched (for the history update
-    /// at a cutoff), kept between nodes so that no node allocates them.
-    tried_lists: Vec<TriedMoves>,
-    /// Quiescence move lists, one per ply, filled in place: a move list is a few kilobytes
-    /// and building one per node and moving it into place showed in profiles. Only
-    /// quiescence uses them, and its frames have strictly increasing plies.
-    qsearch_pickers: Vec<MovePicker>,
     root_moves: Vec<Move>,
     /// MultiPV: the PV line being searched (0 = best) and the root moves of the lines
     /// already found in this iteration, which the root leaves out.
@@ -355,14 +332,7 @@ impl Searcher {
             stopped: false,
             in_first_iteration: true,
             null_move_min_ply: 0,
-            pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
-            pv_len: [0; MAX_PLY + 1],
-            eval_stack: [0; MAX_PLY + 1],
-            excluded: [None; MAX_PLY + 1],
-            multi_extensions: [0; MAX_PLY + 1],
-            tt_pv: [false; MAX_PLY + 1],
-            tried_lists: (0..=MAX_PLY).map(|_| TriedMoves::default()).collect(),
-            qsearch_pickers: (0..=MAX_PLY).map(|_| MovePicker::empty()).collect(),
+            stack: Stack::default(),
             root_move_nodes: Vec::new(),
             root_moves: Vec::new(),
             pv_index: 0,
@@ -414,7 +384,7 @@ impl Searcher {
             let budget = strength.node_budget();
             self.limits.hard_nodes = Some(self.limits.hard_nodes.map_or(budget, |n| n.min(budget)));
         }
-        self.history.new_search();
+        self.stack.forget_killers();
         if self.ages_table {
             self.tt.new_search();
         }
@@ -497,7 +467,7 @@ impl Searcher {
             if self.stopped && depth > first_depth {
                 break;
             }
-            if self.pv_len[0] == 0 {
+            if self.stack[0].pv_len == 0 {
                 // Every root move was cut off (cannot happen with a full window, but a
                 // move must always be returned).
                 break;
@@ -539,14 +509,14 @@ impl Searcher {
                 if self.stopped {
                     break;
                 }
-                let Some(&first) = self.pv[0][0].as_ref() else {
+                let Some(first) = self.stack[0].pv[0] else {
                     break;
                 };
                 self.root_excluded.push(first);
                 self.pv_index = k + 1;
-                self.pv_len[0] = 0;
+                self.stack[0].pv_len = 0;
                 *line_score = self.aspiration(pos, depth, *line_score, report);
-                if self.stopped || self.pv_len[0] == 0 {
+                if self.stopped || self.stack[0].pv_len == 0 {
                     break;
                 }
                 let line_pv = self.root_pv();
@@ -842,11 +812,8 @@ impl Searcher {
     }
 
     fn root_pv(&self) -> Vec<Move> {
-        self.pv[0][..self.pv_len[0]]
-            .iter()
-            .flatten()
-            .copied()
-            .collect()
+        let root = &self.stack[0];
+        root.pv[..root.pv_len].iter().flatten().copied().collect()
     }
 
     /// The move to ponder on after `result.best_move`: the PV's second move, or the TT move
@@ -922,17 +889,6 @@ impl Searcher {
             }
         }
         false
-    }
-
-    /// Copies the child's PV behind `m` into this ply's PV.
-    #[inline]
-    fn update_pv(&mut self, ply: usize, m: Move) {
-        self.pv[ply][ply] = Some(m);
-        let child_len = self.pv_len[ply + 1].max(ply + 1);
-        for i in ply + 1..child_len {
-            self.pv[ply][i] = self.pv[ply + 1][i];
-        }
-        self.pv_len[ply] = child_len;
     }
 }
 
@@ -1032,7 +988,7 @@ impl Searcher {
                 eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
                 depth: depth.clamp(0, i32::from(u8::MAX)) as u8,
                 bound,
-                is_pv: self.tt_pv[ply],
+                is_pv: self.stack[ply].tt_pv,
             },
         );
     }

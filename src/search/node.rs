@@ -24,7 +24,7 @@ pub fn negamax(
 ) -> i32 {
     let is_root = ply == 0;
     let is_pv_node = beta - alpha > 1;
-    s.pv_len[ply] = ply;
+    s.stack[ply].pv_len = ply;
 
     // Step 1. Draws and the stack limit. At the root the game goes on whatever the history.
     if !is_root {
@@ -78,13 +78,13 @@ pub fn negamax(
     s.seldepth = s.seldepth.max(ply);
     // Children that are not moves of the loop below (null move, probcut) inherit this
     // line's count of multiple extensions.
-    s.multi_extensions[ply + 1] = s.multi_extensions[ply];
+    s.stack[ply + 1].multi_extensions = s.stack[ply].multi_extensions;
 
     // Step 4. Transposition table: a deep enough bound that settles this node ends it. Not
     // at PV nodes, so the principal variation is always searched and printed in full.
     // A singular-extension search of this node excludes the TT move: it neither uses nor
     // stores the table, whose entry belongs to the full node.
-    let excluded = s.excluded[ply];
+    let excluded = s.stack[ply].excluded;
     let key = pos.key();
     let mut tt_move = PackedMove::NONE;
     let mut tt_eval = None;
@@ -109,11 +109,11 @@ pub fn negamax(
     // node's result, so the flag outlives the PV it came from; a singular-extension search
     // of the node inherits it.
     let tt_pv = if excluded.is_some() {
-        s.tt_pv[ply]
+        s.stack[ply].tt_pv
     } else {
         is_pv_node || tt_entry.is_some_and(|e| e.is_pv)
     };
-    s.tt_pv[ply] = tt_pv;
+    s.stack[ply].tt_pv = tt_pv;
     // Step 4b. Tablebases: right after a capture or pawn move (the WDL tables assume a
     // fresh fifty-move clock) the tables know the game-theoretic result. A win or loss is a
     // bound (the exact distance is unknown), a draw is exact; a bound that settles the node
@@ -176,8 +176,8 @@ pub fn negamax(
 
     // "Improving": our static eval rose since our previous move, so pruning can be bolder
     // about quiet moves being useless only when it did not.
-    s.eval_stack[ply] = static_eval;
-    let improving = !in_check && ply >= 2 && static_eval > s.eval_stack[ply - 2];
+    s.stack[ply].static_eval = static_eval;
+    let improving = !in_check && ply >= 2 && static_eval > s.stack[ply - 2].static_eval;
     let pruning_eval = match tt_entry {
         Some(entry) if s.config.selective && !in_check => {
             eval_bounded_by_tt(static_eval, score_from_tt(entry.score, ply), entry.bound)
@@ -255,7 +255,7 @@ pub fn negamax(
     // Step 7. Moves, in stages (the root orders its own list, which `searchmoves` may
     // restrict).
     let turn = pos.turn();
-    let killers = s.history.killers(ply);
+    let killers = s.stack[ply].killers;
     let ctx = Context {
         previous: pos.recent_move(1).map(|m| PieceTo::of(!turn, m)),
         previous2: pos.recent_move(2).map(|m| PieceTo::of(turn, m)),
@@ -294,7 +294,7 @@ pub fn negamax(
     let mut best_move: Option<Move> = None;
     // This ply's lists, taken out of the searcher while the node runs (a singular search of
     // the same ply takes the emptied slot and allocates its own) and put back at the end.
-    let mut tried = std::mem::take(&mut s.tried_lists[ply]);
+    let mut tried = std::mem::take(&mut s.stack[ply].tried);
     tried.quiets.clear();
     tried.captures.clear();
     let mut move_count = 0;
@@ -339,7 +339,7 @@ pub fn negamax(
                 let tt_score = score_from_tt(entry.score, ply);
                 if tt_score.abs() < MATE_BOUND {
                     let singular_beta = tt_score - SE_MARGIN_PER_DEPTH.get() * depth;
-                    s.excluded[ply] = Some(m);
+                    s.stack[ply].excluded = Some(m);
                     let score = negamax(
                         s,
                         pos,
@@ -349,14 +349,15 @@ pub fn negamax(
                         singular_beta,
                         cut_node,
                     );
-                    s.excluded[ply] = None;
+                    s.stack[ply].excluded = None;
                     if s.stopped {
                         return 0;
                     }
                     if score < singular_beta {
                         extension = 1;
                         if !is_pv_node
-                            && i32::from(s.multi_extensions[ply]) < SE_MAX_MULTI_EXTENSIONS.get()
+                            && i32::from(s.stack[ply].multi_extensions)
+                                < SE_MAX_MULTI_EXTENSIONS.get()
                             && score < singular_beta - SE_DOUBLE_MARGIN.get()
                         {
                             extension = 2;
@@ -414,7 +415,8 @@ pub fn negamax(
             && !see_at_least(pos.board(), m, LMR_NOISY_SEE_KEEP.get());
 
         let nodes_before = s.nodes;
-        s.multi_extensions[ply + 1] = s.multi_extensions[ply] + u8::from(extension >= 2);
+        s.stack[ply + 1].multi_extensions =
+            s.stack[ply].multi_extensions + u8::from(extension >= 2);
         pos.make_move(m);
         s.tt.prefetch(pos.key());
         s.prefetch_correction(pos);
@@ -495,7 +497,7 @@ pub fn negamax(
             if score > alpha {
                 best_move = Some(m);
                 alpha = score;
-                s.update_pv(ply, m);
+                s.stack.update_pv(ply, m);
                 if score >= beta {
                     s.stats.beta_cutoffs += 1;
                     if move_count == 1 {
@@ -503,7 +505,8 @@ pub fn negamax(
                     }
                     if is_quiet {
                         s.history
-                            .update_quiet_cutoff(turn, ply, depth, m, &tried.quiets, &ctx);
+                            .update_quiet_cutoff(turn, depth, m, &tried.quiets, &ctx);
+                        s.stack[ply].add_killer(m);
                     } else {
                         s.history
                             .update_capture_cutoff(turn, depth, m, &tried.captures);
@@ -518,7 +521,7 @@ pub fn negamax(
             tried.captures.push(m);
         }
     }
-    s.tried_lists[ply] = tried;
+    s.stack[ply].tried = tried;
     if move_count == 0 {
         if excluded.is_some() {
             // The excluded TT move was the only legal move: it is singular by definition.
@@ -551,7 +554,7 @@ pub fn negamax(
     // Step 10. Remember the result with the kind of bound it is. Not at the root of a MultiPV
     // line after the first: that search left the best moves out. (The null-move
     // verification, a search of this node at this ply, may have rewritten the TT-PV flag.)
-    s.tt_pv[ply] = tt_pv;
+    s.stack[ply].tt_pv = tt_pv;
     if s.config.use_tt && excluded.is_none() && !(is_root && s.pv_index > 0) {
         s.store_result(
             key,

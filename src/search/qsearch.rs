@@ -17,7 +17,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         return 0;
     }
     s.seldepth = s.seldepth.max(ply);
-    s.pv_len[ply] = ply;
+    s.stack[ply].pv_len = ply;
     if pos.is_insufficient_material() {
         return DRAW;
     }
@@ -33,7 +33,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     let original_alpha = alpha;
     let mut tt_eval = None;
     // The TT-PV flag is only carried along here (stored as found, or set on a PV line).
-    s.tt_pv[ply] = is_pv_node;
+    s.stack[ply].tt_pv = is_pv_node;
     if s.config.selective {
         if let Some(entry) = s.tt.probe(key) {
             let score = score_from_tt(entry.score, ply);
@@ -42,7 +42,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
                 return score;
             }
             tt_eval = Some(i32::from(entry.eval));
-            s.tt_pv[ply] |= entry.is_pv;
+            s.stack[ply].tt_pv |= entry.is_pv;
         }
     }
 
@@ -54,7 +54,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         if moves.is_empty() {
             return -MATE + ply as i32;
         }
-        s.qsearch_pickers[ply].fill_evasions(&moves);
+        s.stack[ply].qsearch_moves.fill_evasions(&moves);
         best_score = -INFINITY;
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
@@ -68,11 +68,11 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             return best_score;
         }
         alpha = alpha.max(best_score);
-        s.qsearch_pickers[ply].fill_tactical(pos.board());
+        s.stack[ply].qsearch_moves.fill_tactical(pos.board());
     }
 
     let mut best_move = None;
-    while let Some(m) = s.qsearch_pickers[ply].next_move() {
+    while let Some(m) = s.stack[ply].qsearch_moves.next_move() {
         // A capture that loses material by exchange cannot raise a stand-pat score.
         if !in_check && s.config.selective && !see_at_least(pos.board(), m, 0) {
             continue;
@@ -98,7 +98,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             if score > alpha {
                 alpha = score;
                 best_move = Some(m);
-                s.update_pv(ply, m);
+                s.stack.update_pv(ply, m);
                 if score >= beta {
                     break;
                 }
