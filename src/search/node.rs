@@ -13,6 +13,11 @@ use crate::see::see_at_least;
 use crate::tt::{Bound, PackedMove};
 
 /// Searches `pos` to `depth` plies and returns its fail-soft value within (alpha, beta).
+/// `cut_node`: the node is expected to fail high (a non-PV node whose parent expects to
+/// fail low), which reduces it more.
+///
+/// The steps below are numbered in the order they run; each comment says why the step is
+/// sound, or sound enough for the depth it buys.
 pub fn negamax(
     s: &mut Searcher,
     pos: &mut Position,
@@ -26,7 +31,9 @@ pub fn negamax(
     let is_pv_node = beta - alpha > 1;
     s.stack[ply].pv_len = ply;
 
-    // Step 1. Draws and the stack limit. At the root the game goes on whatever the history.
+    // Step 1. Draws and the stack limit. A repetition, a dead position or the fifty-move
+    // rule (unless the move that reached it mated) ends the game, so nothing below can
+    // change the value. At the root the game goes on whatever the history: a move is owed.
     if !is_root {
         if pos.is_repetition() || pos.is_insufficient_material() {
             return DRAW;
@@ -43,8 +50,9 @@ pub fn negamax(
         }
     }
 
-    // Mate distance pruning: a mate found closer to the root already beats anything this
-    // node could return, so the window can shrink to what is still achievable from here.
+    // Step 2. Mate distance pruning: a mate found closer to the root already beats anything
+    // this node could return, so the window shrinks to what is still achievable from here,
+    // and an empty window means nothing here can matter.
     if !is_root && s.config.refinements {
         alpha = alpha.max(-MATE + ply as i32);
         beta = beta.min(MATE - ply as i32 - 1);
@@ -53,7 +61,7 @@ pub fn negamax(
         }
     }
 
-    // Step 2. Check extension: a check must be answered, so the horizon moves one ply out
+    // Step 3. Check extension: a check must be answered, so the horizon moves one ply out
     // rather than judging a position where the mover is in check. Trimmed (Stockfish's
     // rule from version 8 to 12) to checks that keep their material: a checking piece that
     // simply hangs is usually a spite check, whose refutation needs no extra ply.
@@ -62,7 +70,8 @@ pub fn negamax(
         depth += 1;
     }
 
-    // Step 3. Horizon: quiescence (or the bare evaluation in the plain configuration).
+    // Step 4. Horizon: quiescence resolves the captures first, as the static evaluation is
+    // only to be trusted in a quiet position (the plain configuration takes it as it is).
     if depth <= 0 {
         return if s.config.refinements {
             qsearch::qsearch(s, pos, ply, alpha, beta)
@@ -76,14 +85,15 @@ pub fn negamax(
         return 0;
     }
     s.seldepth = s.seldepth.max(ply);
-    // Children that are not moves of the loop below (null move, probcut) inherit this
-    // line's count of multiple extensions.
+    // A child that is not a move of the loop below (the null move) inherits this line's
+    // count of multiple extensions.
     s.stack[ply + 1].multi_extensions = s.stack[ply].multi_extensions;
 
-    // Step 4. Transposition table: a deep enough bound that settles this node ends it. Not
-    // at PV nodes, so the principal variation is always searched and printed in full.
-    // A singular-extension search of this node excludes the TT move: it neither uses nor
-    // stores the table, whose entry belongs to the full node.
+    // Step 5. Transposition table: a stored result at least this deep whose bound settles
+    // the window is this node's value, found before. Not at PV nodes, so the principal
+    // variation is always searched and printed in full. A singular-extension search of this
+    // node excludes the TT move: it neither uses nor stores the table, whose entry belongs
+    // to the full node.
     let excluded = s.stack[ply].excluded;
     let key = pos.key();
     let mut tt_move = PackedMove::NONE;
@@ -98,8 +108,7 @@ pub fn negamax(
             tt_entry = Some(entry);
             if !is_pv_node && i32::from(entry.depth) >= depth {
                 let score = score_from_tt(entry.score, ply);
-                let cuts = tt_bound_cuts(entry.bound, score, alpha, beta);
-                if cuts {
+                if tt_bound_cuts(entry.bound, score, alpha, beta) {
                     return score;
                 }
             }
@@ -114,7 +123,8 @@ pub fn negamax(
         is_pv_node || tt_entry.is_some_and(|e| e.is_pv)
     };
     s.stack[ply].tt_pv = tt_pv;
-    // Step 4b. Tablebases: right after a capture or pawn move (the WDL tables assume a
+
+    // Step 6. Tablebases: right after a capture or pawn move (the WDL tables assume a
     // fresh fifty-move clock) the tables know the game-theoretic result. A win or loss is a
     // bound (the exact distance is unknown), a draw is exact; a bound that settles the node
     // ends it, otherwise at PV nodes it limits the value the search may return.
@@ -152,9 +162,10 @@ pub fn negamax(
         }
     }
 
-    // The TT keeps the raw evaluation; the correction history is applied on top each time.
-    // Its entries are found once: the eval reads them here, the learning at the end of the
-    // node writes them.
+    // Step 7. Static evaluation, for the pruning steps that follow (none in check, where
+    // the position is anything but quiet). The TT keeps the raw evaluation; the correction
+    // history shifts it by how far the searches of similar positions found it off. Its
+    // entries are found once: the eval reads them here, the learning of step 18 writes them.
     let correction = if in_check {
         None
     } else {
@@ -173,11 +184,11 @@ pub fn negamax(
     } else {
         correction.map_or(raw_eval, |(_, c)| corrected(raw_eval, c))
     };
-
     // "Improving": our static eval rose since our previous move, so pruning can be bolder
     // about quiet moves being useless only when it did not.
     s.stack[ply].static_eval = static_eval;
     let improving = !in_check && ply >= 2 && static_eval > s.stack[ply - 2].static_eval;
+    // A TT bound that points past the eval is the better estimate of this node's value.
     let pruning_eval = match tt_entry {
         Some(entry) if s.config.selective && !in_check => {
             eval_bounded_by_tt(static_eval, score_from_tt(entry.score, ply), entry.bound)
@@ -185,7 +196,7 @@ pub fn negamax(
         _ => static_eval,
     };
 
-    // Step 5. Reverse futility pruning: far enough above beta at shallow depth, the side to
+    // Step 8. Reverse futility pruning: far enough above beta at shallow depth, the side to
     // move is very unlikely to fall below it whatever the opponent does in the few plies left.
     if s.config.selective
         && excluded.is_none()
@@ -199,9 +210,9 @@ pub fn negamax(
         return pruning_eval;
     }
 
-    // Step 6. Null-move pruning: if passing still keeps us above beta after a reduced
+    // Step 9. Null-move pruning: if passing still keeps us above beta after a reduced
     // search, a real move almost surely does too. Unsound in zugzwang, hence no null move
-    // without pieces, in check, or twice in a row.
+    // without pieces, in check, or twice in a row, and deep cutoffs are verified.
     if s.config.selective
         && ply >= s.null_move_min_ply
         && excluded.is_none()
@@ -218,15 +229,8 @@ pub fn negamax(
             + depth / NMP_DEPTH_DIVISOR.get()
             + ((pruning_eval - beta) / NMP_EVAL_DIVISOR.get()).min(NMP_MAX_EVAL_REDUCTION.get());
         if pos.make_null_move() {
-            let score = -negamax(
-                s,
-                pos,
-                depth - 1 - reduction,
-                ply + 1,
-                -beta,
-                -beta + 1,
-                !cut_node,
-            );
+            let null_depth = depth - 1 - reduction;
+            let score = -negamax(s, pos, null_depth, ply + 1, -beta, -beta + 1, !cut_node);
             pos.unmake_move();
             if s.stopped {
                 return 0;
@@ -252,8 +256,11 @@ pub fn negamax(
         }
     }
 
-    // Step 7. Moves, in stages (the root orders its own list, which `searchmoves` may
-    // restrict).
+    // Step 10. Move ordering: the earlier a good move comes, the sooner a cutoff ends the
+    // node and the narrower the windows of the rest. Inner nodes pick in stages (TT move,
+    // good captures, killers, counter-move, quiets by history, bad captures) and generate
+    // only what they reach; the root orders its own list, which `searchmoves` and MultiPV
+    // restrict.
     let turn = pos.turn();
     let killers = s.stack[ply].killers;
     let ctx = Context {
@@ -270,14 +277,8 @@ pub fn negamax(
         } else {
             pos.legal_moves()
         };
-        MovePicker::new(
-            pos.board(),
-            moves,
-            tt_move,
-            killers,
-            &s.history,
-            s.config.selective,
-        )
+        let use_see = s.config.selective;
+        MovePicker::new(pos.board(), moves, tt_move, killers, &s.history, use_see)
     });
     let counter = s.history.counter_move(&ctx);
     // A capture as the best move known here makes the quiet moves even less likely to
@@ -285,14 +286,13 @@ pub fn negamax(
     let tt_move_is_capture = !tt_move.is_none() && pos.board().them().contains(tt_move.to_square());
     let mut picker = StagedPicker::new(pos.board(), tt_move, killers, counter, s.config.selective);
 
-    // Step 8. Principal variation search: the first move with the full window, the rest
-    // with a null window that only proves them worse, re-searched when one is not. Late
-    // quiet moves are first searched at reduced depth (LMR) and re-searched at full depth
-    // only if they beat alpha.
+    // Step 11. The moves, by principal variation search: the first (likely best) with the
+    // full window, the rest with a null window that only proves them worse, which is
+    // cheaper, and a move that is not worse is searched again with the full window.
     let original_alpha = alpha;
     let mut best_score = -INFINITY;
     let mut best_move: Option<Move> = None;
-    // This ply's lists, taken out of the searcher while the node runs (a singular search of
+    // This ply's lists, taken out of the stack while the node runs (a singular search of
     // the same ply takes the emptied slot and allocates its own) and put back at the end.
     let mut tried = std::mem::take(&mut s.stack[ply].tried);
     tried.quiets.clear();
@@ -319,7 +319,7 @@ pub fn negamax(
             s.start_root_move(m, move_count);
         }
 
-        // Step 8b. Singular extension: if every other move fails well below the TT move's
+        // Step 12. Singular extension: if every other move fails well below the TT move's
         // score in a reduced search, the TT move is the only good one and is searched a ply
         // deeper; two or three plies when the others fail far below (at non-PV nodes, a
         // bounded number of times per line). If even the others beat beta, the node is cut
@@ -339,13 +339,14 @@ pub fn negamax(
                 let tt_score = score_from_tt(entry.score, ply);
                 if tt_score.abs() < MATE_BOUND {
                     let singular_beta = tt_score - SE_MARGIN_PER_DEPTH.get() * depth;
+                    let (singular_alpha, half_depth) = (singular_beta - 1, (depth - 1) / 2);
                     s.stack[ply].excluded = Some(m);
                     let score = negamax(
                         s,
                         pos,
-                        (depth - 1) / 2,
+                        half_depth,
                         ply,
-                        singular_beta - 1,
+                        singular_alpha,
                         singular_beta,
                         cut_node,
                     );
@@ -377,10 +378,11 @@ pub fn negamax(
         }
         let mut new_depth = depth - 1 + extension;
 
-        // Step 8a. Shallow-depth pruning, once some move has been searched and no mate is
-        // at stake: late quiet moves (late move pruning), quiets that cannot lift the eval
-        // to alpha (futility), and moves that lose material by exchange (SEE). Once a move
-        // mates, the rest are searched in full too: a shorter mate may be among them.
+        // Step 13. Shallow-depth pruning, once no mate is at stake: late quiet moves (late
+        // move pruning: well ordered, the quiets after the first few rarely matter near the
+        // horizon) and moves that lose material by exchange (SEE: too much to win back in
+        // the plies left). Once a move mates, the rest are searched in full too: a shorter
+        // mate may be among them.
         let prune =
             s.config.selective && !is_root && best_score > -MATE_BOUND && best_score < MATE_BOUND;
         if prune
@@ -404,9 +406,8 @@ pub fn negamax(
                 continue;
             }
         }
-
         // A capture or promotion that wins much by exchange is never reduced (asked only of
-        // the moves LMR could reduce).
+        // the moves LMR could reduce; the exchange is judged before the move is made).
         let noisy_lmr = s.config.selective
             && !is_quiet
             && !in_check
@@ -414,6 +415,10 @@ pub fn negamax(
             && move_count > lmr_min_moves(is_pv_node)
             && !see_at_least(pos.board(), m, LMR_NOISY_SEE_KEEP.get());
 
+        // Step 14. Make the move, and start loading the child's table entries. Futility
+        // pruning needs to know whether the move gives check, which the board tells once it
+        // is made: a quiet move that gives no check and cannot lift the eval to alpha even
+        // by a margin growing with the depth is very unlikely to raise alpha.
         let nodes_before = s.nodes;
         s.stack[ply + 1].multi_extensions =
             s.stack[ply].multi_extensions + u8::from(extension >= 2);
@@ -431,6 +436,10 @@ pub fn negamax(
             pos.unmake_move();
             continue;
         }
+
+        // Step 15. Late move reductions: well ordered, a late move is rarely best, so it is
+        // first searched shallower (by the table, less for good history and more where the
+        // node looks lost anyway) and searched again at full depth only if it beats alpha.
         let mut score;
         if move_count == 1 {
             let child_cut = !is_pv_node && !cut_node;
@@ -438,7 +447,7 @@ pub fn negamax(
         } else {
             // Terms of both kinds of move: more at expected cut nodes; less at nodes that were
             // on a PV, as at PV nodes, which have their ply less in `late_move_reduction`
-            // already (stacking both there made the bench tree about half as large again).
+            // already (stacking both there makes the bench tree about half as large again).
             let node_terms =
                 i32::from(cut_node) - i32::from(tt_pv && !is_pv_node) * LMR_TT_PV_PLIES;
             let reduction = if s.config.selective && is_quiet && !in_check {
@@ -492,6 +501,9 @@ pub fn negamax(
             s.add_root_nodes(m, s.nodes - nodes_before);
         }
 
+        // Step 16. A new best move: it extends the PV; at a cutoff the histories reward it
+        // and punish the moves tried before it, so the next node like this one tries it
+        // first, and the rest of the moves need no search (fail-soft: the score stands).
         if score > best_score {
             best_score = score;
             if score > alpha {
@@ -522,18 +534,19 @@ pub fn negamax(
         }
     }
     s.stack[ply].tried = tried;
+
+    // Step 17. No move searched: checkmate or stalemate, or in a singular search, the TT
+    // move was the only legal move, which makes it singular by definition.
     if move_count == 0 {
         if excluded.is_some() {
-            // The excluded TT move was the only legal move: it is singular by definition.
             return alpha;
         }
-        // No legal move: checkmate or stalemate.
         return if in_check { -MATE + ply as i32 } else { DRAW };
     }
-
     best_score = best_score.clamp(tb_floor, tb_ceiling);
 
-    // Step 9. Learn how far the static eval was off, where the result says so.
+    // Step 18. The correction history learns how far the static eval was off, where the
+    // result says so: an exact score, or a bound on the side the eval was wrong.
     if let Some((keys, _)) = &correction {
         if excluded.is_none()
             && !(is_root && s.pv_index > 0)
@@ -551,19 +564,14 @@ pub fn negamax(
         }
     }
 
-    // Step 10. Remember the result with the kind of bound it is. Not at the root of a MultiPV
-    // line after the first: that search left the best moves out. (The null-move
-    // verification, a search of this node at this ply, may have rewritten the TT-PV flag.)
+    // Step 19. Remember the result with the kind of bound it is, for the next visit and
+    // for the move ordering of the next iteration. Not at the root of a MultiPV line after
+    // the first: that search left the best moves out. (The null-move verification, a
+    // search of this node at this ply, may have rewritten the TT-PV flag.)
     s.stack[ply].tt_pv = tt_pv;
     if s.config.use_tt && excluded.is_none() && !(is_root && s.pv_index > 0) {
-        s.store_result(
-            key,
-            ply,
-            depth,
-            (best_score, original_alpha, beta),
-            best_move,
-            raw_eval,
-        );
+        let window = (best_score, original_alpha, beta);
+        s.store_result(key, ply, depth, window, best_move, raw_eval);
     }
     best_score
 }

@@ -180,7 +180,7 @@ tunable! {
     /// Double and triple extensions happen at most this many times along one line from the
     /// root, so a line of singular moves cannot grow the search without bound (published
     /// engines allow 5 to 12; the low end here, as a won, forcing position can still cost
-    /// several times main's nodes at depth 20).
+    /// several times the nodes of a search with single extensions only at depth 20).
     SE_MAX_MULTI_EXTENSIONS = 6, 0, 16;
     /// Negative extension: plies taken off a TT move that is not singular while its TT
     /// score is at least beta (another move likely holds beta too), or else at an expected
