@@ -1,8 +1,8 @@
-//! Move ordering. Inner nodes use a staged picker: the TT move is tried before anything is
-//! generated, then good captures, killers, the counter-move, quiet moves by history, and
-//! losing captures last. Within a stage moves are picked best-first one at a time, so a
-//! cutoff does not pay for sorting (or generating) the rest. The root and quiescence search
-//! use a simple scored list.
+//! Move ordering. Inner nodes use the staged `MovePicker`: the TT move is tried before
+//! anything is generated, then good captures, killers, the counter-move, quiet moves by
+//! history, and losing captures last. Within a stage moves are picked best-first one at a
+//! time, so a cutoff does not pay for sorting (or generating) the rest. The root and
+//! quiescence search use `ScoredMoves`, a list scored at once.
 
 use shakmaty::{Chess, Move, MoveList, Position, Role};
 
@@ -47,13 +47,13 @@ fn pick_best(moves: &mut MoveList, scores: &mut [i32; 256], next: usize) -> Opti
 }
 
 /// A scored list of moves, picked best-first: the root and quiescence search use it.
-pub struct MovePicker {
+pub struct ScoredMoves {
     moves: MoveList,
     scores: [i32; 256],
     next: usize,
 }
 
-impl MovePicker {
+impl ScoredMoves {
     /// Orders a full move list (the root's): TT move, captures (losing ones last with
     /// `use_see`), promotions, killers, then quiets by history.
     pub fn new(
@@ -63,7 +63,7 @@ impl MovePicker {
         killers: [Option<Move>; 2],
         history: &History,
         use_see: bool,
-    ) -> MovePicker {
+    ) -> ScoredMoves {
         let turn = board.turn();
         let ctx = Context::default();
         let mut scores = [0; 256];
@@ -86,23 +86,23 @@ impl MovePicker {
                 history.quiet_score(turn, m, &ctx)
             };
         }
-        MovePicker {
+        ScoredMoves {
             moves,
             scores,
             next: 0,
         }
     }
 
-    /// A picker with no moves, to be filled by `fill_tactical` or `fill_evasions`.
-    pub fn empty() -> MovePicker {
-        MovePicker {
+    /// An empty list, to be filled by `fill_tactical` or `fill_evasions`.
+    pub fn empty() -> ScoredMoves {
+        ScoredMoves {
             moves: MoveList::new(),
             scores: [0; 256],
             next: 0,
         }
     }
 
-    /// Quiescence moves of a quiet position, in this picker's storage: captures, then quiet
+    /// Quiescence moves of a quiet position, in this list's storage: captures, then quiet
     /// queen promotions (under-promotions almost never change the score), generated
     /// without the quiet moves.
     #[inline]
@@ -114,7 +114,7 @@ impl MovePicker {
     }
 
     /// Every move in `moves` (the evasions of a position in check), ordered by MVV-LVA
-    /// (promotions by the new piece too), in this picker's storage.
+    /// (promotions by the new piece too), in this list's storage.
     #[inline]
     pub fn fill_evasions(&mut self, moves: &MoveList) {
         self.moves.clear();
@@ -185,9 +185,9 @@ enum Stage {
     Done,
 }
 
-/// The staged picker of inner nodes. Every legal move is returned exactly once (the TT
+/// The staged move picker of inner nodes. Every legal move is returned exactly once (the TT
 /// move, killers and counter-move are skipped in the later stages that would repeat them).
-pub struct StagedPicker {
+pub struct MovePicker {
     stage: Stage,
     tt_move: Option<Move>,
     killers: [Option<Move>; 2],
@@ -209,16 +209,16 @@ pub struct StagedPicker {
     use_see: bool,
 }
 
-impl StagedPicker {
+impl MovePicker {
     pub fn new(
         board: &Chess,
         tt_move: PackedMove,
         killers: [Option<Move>; 2],
         counter: Option<Move>,
         use_see: bool,
-    ) -> StagedPicker {
+    ) -> MovePicker {
         let tt_move = unpack_move(board, tt_move).filter(|&m| movegen::is_legal(board, m));
-        StagedPicker {
+        MovePicker {
             stage: Stage::TtMove,
             tt_move,
             killers,
@@ -423,7 +423,7 @@ mod tests {
                 ];
                 let counter = candidates[(k + 5) % candidates.len()];
                 for use_see in [false, true] {
-                    let mut picker = StagedPicker::new(board, tt, killers, counter, use_see);
+                    let mut picker = MovePicker::new(board, tt, killers, counter, use_see);
                     let mut seen = Vec::new();
                     while let Some(m) = picker.next_move(board, &history, &ctx) {
                         seen.push(m);

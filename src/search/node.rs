@@ -4,7 +4,7 @@ use shakmaty::{Bitboard, Move, Position as _};
 
 use super::correction::{corrected, worth_learning};
 use super::history::{bonus, Context, PieceTo};
-use super::movepick::{MovePicker, StagedPicker};
+use super::movepick::{MovePicker, ScoredMoves};
 use super::params::*;
 use super::{qsearch, score_from_tt, tablebase_score, tt_bound_cuts, Searcher};
 use crate::position::Position;
@@ -267,7 +267,7 @@ pub fn negamax(
         previous: pos.recent_move(1).map(|m| PieceTo::of(!turn, m)),
         previous2: pos.recent_move(2).map(|m| PieceTo::of(turn, m)),
     };
-    let mut list_picker = (is_root || !s.config.refinements).then(|| {
+    let mut scored_moves = (is_root || !s.config.refinements).then(|| {
         let moves = if is_root {
             s.root_moves
                 .iter()
@@ -278,13 +278,13 @@ pub fn negamax(
             pos.legal_moves()
         };
         let use_see = s.config.selective;
-        MovePicker::new(pos.board(), moves, tt_move, killers, &s.history, use_see)
+        ScoredMoves::new(pos.board(), moves, tt_move, killers, &s.history, use_see)
     });
     let counter = s.history.counter_move(&ctx);
     // A capture as the best move known here makes the quiet moves even less likely to
     // matter: they are reduced one ply more.
     let tt_move_is_capture = !tt_move.is_none() && pos.board().them().contains(tt_move.to_square());
-    let mut picker = StagedPicker::new(pos.board(), tt_move, killers, counter, s.config.selective);
+    let mut picker = MovePicker::new(pos.board(), tt_move, killers, counter, s.config.selective);
 
     // Step 11. The moves, by principal variation search: the first (likely best) with the
     // full window, the rest with a null window that only proves them worse, which is
@@ -300,7 +300,7 @@ pub fn negamax(
     let mut move_count = 0;
     let mut skip_quiets = false;
     loop {
-        let next = match list_picker.as_mut() {
+        let next = match scored_moves.as_mut() {
             Some(p) => p.next_move(),
             None => picker.next_move(pos.board(), &s.history, &ctx),
         };
