@@ -1,6 +1,8 @@
 //! Time manager: turns the clock into a soft limit (do not start another iteration past
 //! a share of it) and a hard limit (abort the iteration in progress), both kept inside the
-//! remaining time minus the move overhead the GUI asked for.
+//! remaining time minus the move overhead the GUI asked for. During the search the
+//! [`TimeManager`] makes every decision the clock drives: it hears what each iteration
+//! found and answers whether to start another, and it says when the hard limit is passed.
 //!
 //! The plan, with `usable` = clock - `Move Overhead` and `moves` = `movestogo`, at most
 //! SUDDEN_DEATH_MOVES (also the horizon in sudden death):
@@ -14,16 +16,15 @@
 //! (both caps LAST_MOVE_SHARE on the last move before a time control). The caps are plain
 //! constants that no tuning moves, so one move never takes more than a quarter of the
 //! clock, three quarters before a control. The search starts no iteration past
-//! NEXT_ITERATION_PERCENT of the soft limit as [`soft_scale`] stretches it.
+//! NEXT_ITERATION_PERCENT of the soft limit as [`soft_scale`] stretches it, nor one that
+//! would likely run into the hard limit.
 //!
-//! Issue 46's "Time" bundle: the plan was usable / 40 + 3/4 of the increment with no new
-//! iteration past 60% of it, and Basalt ended its 10+0.1 games against Ethereal with a
-//! median 2.3 s left (Ethereal 0.23 s, Stockfish 0.62 s). Ethereal plans (clock + 25
-//! increments) / 20 and stops after the iteration that passes it; Stockfish's optimum at
-//! 10+0.1 is about 1/60 of the clock plus its future increments less their overheads at
-//! move 1 and 1/30 by move 30, which its search then stretches.
+//! For comparison: Ethereal plans (clock + 25 increments) / 20 and stops after the
+//! iteration that passes it; Stockfish's optimum at 10+0.1 is about 1/60 of the clock plus
+//! its future increments less their overheads at move 1 and 1/30 by move 30, which its
+//! search then stretches.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::tunable::tunable;
 
@@ -60,16 +61,17 @@ tunable! {
     INCREMENT_PERCENT = 80, 25, 120;
     /// Hard limit as a share of the soft limit (%).
     HARD_LIMIT_PERCENT = 300, 150, 600;
-    /// No new iteration starts past this share of the (scaled) soft limit (%): the next
-    /// iteration usually costs about as much as everything so far.
+    /// No new iteration starts past this share of the (scaled) soft limit (%): an iteration
+    /// costs a few times the one before, more than everything before it, so one started
+    /// later would most likely end well past the soft limit.
     NEXT_ITERATION_PERCENT = 80, 40, 100;
 }
 
 /// Clock (ms) the plan leaves alone. On a loaded machine a reply can stall for a tenth of a
-/// second whatever the limits say: with earlier drafts of this plan, twice in 40 games at
-/// 1+0.01 with both cores busy (nice 10), each time with about 50 ms on the clock and a
-/// hard limit of 10 ms; main's plan sits as low at 1+0.01 and 0.5+0.005. The caps below
-/// count the whole clock, so with less than this left the engine still searches, briefly.
+/// second whatever the limits say (seen twice in 40 games at 1+0.01 with both cores busy,
+/// each time with about 50 ms on the clock and a hard limit of 10 ms), so a plan that lets
+/// the clock sink that low loses games on time. The caps below count the whole clock, so
+/// with less than this left the engine still searches, briefly.
 const STALL_RESERVE_MS: u64 = 100;
 /// Never plan on more than this share of the usable time for one move.
 const MAX_SOFT_SHARE: (u64, u64) = (1, 5);
@@ -138,13 +140,13 @@ fn share(value: u64, (numerator, denominator): (u64, u64)) -> u64 {
 
 /// Whether an iteration may no longer start `elapsed` into the search, given the soft
 /// limit in force (scaled or not).
-pub fn too_late_for_next_iteration(elapsed: Duration, soft: Duration) -> bool {
+fn too_late_for_next_iteration(elapsed: Duration, soft: Duration) -> bool {
     elapsed.as_secs_f64() * 100.0 >= soft.as_secs_f64() * f64::from(NEXT_ITERATION_PERCENT.get())
 }
 
 /// How the soft limit adapts to the search so far (the adaptive soft limit).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SearchTrend {
+struct SearchTrend {
     /// Consecutive completed iterations that kept the same best move.
     pub stable_iterations: u32,
     /// Share of the last iteration's root nodes spent below the best move (0..=1).
@@ -155,7 +157,10 @@ pub struct SearchTrend {
 
 /// The adaptive soft limit (`soft_scale`) applies only from this depth: earlier iterations
 /// are too cheap and too noisy to say anything.
-pub const DYNAMIC_TIME_MIN_DEPTH: i32 = 6;
+const DYNAMIC_TIME_MIN_DEPTH: i32 = 6;
+/// With a single move to play the search stops after this depth: enough for a PV and a move
+/// to ponder on, and nothing the search finds would change the move.
+const SINGLE_MOVE_DEPTH: i32 = 4;
 
 /// Soft-limit multipliers by best-move stability: a move that keeps winning iteration after
 /// iteration is unlikely to change, a new one deserves a second look.
@@ -169,7 +174,7 @@ const SCORE_DROP_SMALL: (i32, f64) = (20, 1.25);
 const SCORE_DROP_LARGE: (i32, f64) = (50, 1.6);
 
 /// The factor to apply to the soft limit. Never pushes past the hard limit: callers clamp.
-pub fn soft_scale(trend: &SearchTrend) -> f64 {
+fn soft_scale(trend: &SearchTrend) -> f64 {
     let stability =
         STABILITY_SCALE[(trend.stable_iterations as usize).min(STABILITY_SCALE.len() - 1)];
     // When nearly all nodes went to the best move, the alternatives were refuted quickly.
@@ -188,8 +193,97 @@ pub fn soft_scale(trend: &SearchTrend) -> f64 {
 
 impl TimeLimits {
     /// The soft limit scaled for the search so far, never past the hard limit.
-    pub fn scaled_soft(&self, trend: &SearchTrend) -> Duration {
+    fn scaled_soft(&self, trend: &SearchTrend) -> Duration {
         self.soft.mul_f64(soft_scale(trend)).min(self.hard)
+    }
+}
+
+/// What an iteration that has just ended tells the time manager.
+#[derive(Clone, Copy, Debug)]
+pub struct IterationFacts {
+    pub depth: i32,
+    /// Whether its first line's best move differs from the move the search was going to
+    /// play before it.
+    pub new_best_move: bool,
+    /// Its first line's score.
+    pub score: i32,
+    /// Share of its first line's root nodes spent below that line's best move (0..=1).
+    pub best_move_node_share: f64,
+    /// How long it took.
+    pub duration: Duration,
+    /// Whether the root has a single move to search (one legal move, or one allowed by
+    /// `searchmoves` or the tablebases).
+    pub single_root_move: bool,
+}
+
+/// The clock's side of one search: when it started, its limits, and the trend of the
+/// iterations so far that stretches or shrinks the soft limit.
+#[derive(Clone, Debug)]
+pub struct TimeManager {
+    limits: TimeLimits,
+    /// When the clock started for this move: at the start of the search, or at `ponderhit`.
+    clock_start: Instant,
+    /// Iterations in a row that kept the best move.
+    stable_iterations: u32,
+    /// The last iteration's score.
+    last_score: Option<i32>,
+}
+
+impl TimeManager {
+    /// The clock starts now.
+    pub fn new(limits: TimeLimits) -> TimeManager {
+        TimeManager {
+            limits,
+            clock_start: Instant::now(),
+            stable_iterations: 0,
+            last_score: None,
+        }
+    }
+
+    /// Whether the search must stop inside its iteration: the hard limit has passed. While
+    /// the engine ponders the clock does not run, so it starts again at every look until
+    /// `ponderhit`.
+    #[inline]
+    pub fn past_hard_limit(&mut self, pondering: bool) -> bool {
+        if pondering {
+            self.clock_start = Instant::now();
+            return false;
+        }
+        self.clock_start.elapsed() >= self.limits.hard
+    }
+
+    /// Whether to start another iteration after `it`.
+    pub fn another_iteration(&mut self, it: &IterationFacts, pondering: bool) -> bool {
+        self.stable_iterations = if it.new_best_move {
+            0
+        } else {
+            self.stable_iterations + 1
+        };
+        let trend = SearchTrend {
+            stable_iterations: self.stable_iterations,
+            best_move_node_share: it.best_move_node_share,
+            score_drop: self.last_score.map_or(0, |last| last - it.score),
+        };
+        self.last_score = Some(it.score);
+        if it.single_root_move && it.depth >= SINGLE_MOVE_DEPTH {
+            return false;
+        }
+        if pondering || self.limits.spend_all {
+            // `go movetime` asks for that time to be spent, as Stockfish and Ethereal
+            // spend it: a proven mate is searched on too (a selective search can still
+            // find a shorter one), until the hard limit or the depth limit.
+            return true;
+        }
+        let soft = if it.depth >= DYNAMIC_TIME_MIN_DEPTH {
+            self.limits.scaled_soft(&trend)
+        } else {
+            self.limits.soft
+        };
+        let elapsed = self.clock_start.elapsed();
+        // The next iteration costs a few times this one; if even twice this one would end
+        // past the hard limit, it would be cut off there and its time wasted.
+        let next_end = elapsed + it.duration * 2;
+        !too_late_for_next_iteration(elapsed, soft) && next_end < self.limits.hard
     }
 }
 
@@ -302,6 +396,56 @@ mod tests {
     }
 
     #[test]
+    fn the_time_manager_stops_for_the_clock_and_for_a_single_move() {
+        let hour = Duration::from_secs(3600);
+        let clock = TimeLimits {
+            soft: hour,
+            hard: 3 * hour,
+            spend_all: false,
+        };
+        let it = IterationFacts {
+            depth: 8,
+            new_best_move: false,
+            score: 20,
+            best_move_node_share: 0.9,
+            duration: Duration::from_millis(1),
+            single_root_move: false,
+        };
+        let mut time = TimeManager::new(clock);
+        assert!(time.another_iteration(&it, false));
+        assert!(!time.past_hard_limit(false));
+        // An iteration that took half the hard limit: the next would be cut off.
+        let slow = IterationFacts {
+            duration: 3 * hour / 2,
+            ..it
+        };
+        assert!(!time.another_iteration(&slow, false));
+        // While pondering the clock does not run.
+        assert!(time.another_iteration(&slow, true));
+        // One move to play: a few iterations are enough, pondering or not.
+        let single = IterationFacts {
+            single_root_move: true,
+            ..it
+        };
+        assert!(!time.another_iteration(&single, true));
+        assert!(time.another_iteration(&IterationFacts { depth: 3, ..single }, false));
+        // `go movetime` spends its time.
+        let mut movetime = TimeManager::new(TimeLimits {
+            spend_all: true,
+            ..clock
+        });
+        assert!(movetime.another_iteration(&slow, false));
+        // The hard limit, and the clock restarted while pondering.
+        let mut spent = TimeManager::new(TimeLimits {
+            soft: Duration::ZERO,
+            hard: Duration::ZERO,
+            spend_all: false,
+        });
+        assert!(spent.past_hard_limit(false));
+        assert!(!spent.past_hard_limit(true));
+    }
+
+    #[test]
     fn no_clock_means_no_limit() {
         assert_eq!(Clock::default().limits(10), None);
     }
@@ -357,18 +501,19 @@ mod tests {
     }
 
     #[test]
-    fn sudden_death_spends_more_than_the_old_plan() {
+    fn sudden_death_starts_the_last_iteration_late_enough() {
         // 10+0.1 at move 1, Move Overhead 10.
         let (soft, hard) = limits_ms(10_000, 100, None, 10);
         let planned = (9990 - STALL_RESERVE_MS) / SUDDEN_DEATH_MOVES.get() as u64
             + 90 * INCREMENT_PERCENT.get() as u64 / 100;
         assert_eq!(soft, planned);
         assert_eq!(hard, planned * HARD_LIMIT_PERCENT.get() as u64 / 100);
-        // The old plan: 9990 / 40 + 3/4 of the increment, no new iteration past 60% of it.
-        // The last iteration now starts up to half as late again.
-        let old = 9990 / 40 + 75;
+        // The clock is spent, not hoarded: a new iteration may start half as late again as
+        // with a plan of 1/40 of the clock plus 3/4 of the increment and no iteration past
+        // 60% of it, which left a median 2.3 s of 10 unspent at the end of games.
+        let hoarding = 9990 / 40 + 75;
         assert!(
-            soft * NEXT_ITERATION_PERCENT.get() as u64 >= old * 60 * 3 / 2,
+            soft * NEXT_ITERATION_PERCENT.get() as u64 >= hoarding * 60 * 3 / 2,
             "{soft}"
         );
     }

@@ -25,7 +25,7 @@ use crate::nnue::{AccumulatorStack, Network};
 use crate::position::Position;
 use crate::score::*;
 use crate::syzygy::{Outcome, Tablebases};
-use crate::time::{too_late_for_next_iteration, SearchTrend, TimeLimits, DYNAMIC_TIME_MIN_DEPTH};
+use crate::time::{IterationFacts, TimeLimits, TimeManager};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables, KeyedIndices};
 use frame::Stack;
@@ -265,8 +265,8 @@ pub struct Searcher {
     limits: Limits,
     /// When the search started (for `info time` and nps).
     start: Instant,
-    /// When the clock started for this move: the start, or `ponderhit` when pondering.
-    clock_start: Instant,
+    /// The clock's decisions, in a search with a clock.
+    time: Option<TimeManager>,
     nodes: u64,
     seldepth: usize,
     stopped: bool,
@@ -326,7 +326,7 @@ impl Searcher {
             stop_with: None,
             limits: Limits::default(),
             start: Instant::now(),
-            clock_start: Instant::now(),
+            time: None,
             nodes: 0,
             seldepth: 0,
             stopped: false,
@@ -366,7 +366,7 @@ impl Searcher {
         report: &mut dyn FnMut(&Iteration),
     ) -> SearchResult {
         self.start = Instant::now();
-        self.clock_start = self.start;
+        self.time = limits.time.map(TimeManager::new);
         self.node_counter.store(0, Ordering::Relaxed);
         self.tb_hit_counter.store(0, Ordering::Relaxed);
         self.nodes = 0;
@@ -435,11 +435,6 @@ impl Searcher {
             max_depth
         };
         let mut previous_score = 0;
-        let mut trend = SearchTrend {
-            stable_iterations: 0,
-            best_move_node_share: 0.0,
-            score_drop: 0,
-        };
         // MultiPV: line k searches the root without the first moves of lines 1..k-1.
         // A limited strength picks among the best few moves, so it searches them all.
         let searched_lines = match self.strength {
@@ -454,7 +449,7 @@ impl Searcher {
         let mut played = PlayedLines::default();
         let shown_lines = self.multipv.min(lines);
         for depth in first_depth..=max_depth {
-            let iteration_start = self.elapsed();
+            let iteration_start = Instant::now();
             let nodes_before = self.nodes;
             self.root_depth = depth;
             self.current_root_move = None;
@@ -473,7 +468,8 @@ impl Searcher {
                 break;
             }
             let pv = self.root_pv();
-            trend = self.updated_trend(trend, &result, &pv, score, previous_score, depth);
+            let new_best_move = pv.first() != result.best_move.as_ref();
+            let best_move_node_share = self.node_share(pv.first());
             previous_score = score;
             result = SearchResult {
                 best_move: pv.first().copied(),
@@ -550,7 +546,15 @@ impl Searcher {
             self.stats
                 .iteration_nodes
                 .push((depth, self.nodes - nodes_before));
-            if self.stopped || self.should_stop_deepening(depth, score, iteration_start, &trend) {
+            let facts = IterationFacts {
+                depth,
+                new_best_move,
+                score,
+                best_move_node_share,
+                duration: iteration_start.elapsed(),
+                single_root_move: self.root_moves.len() == 1,
+            };
+            if self.stopped || self.should_stop_deepening(&facts) {
                 break;
             }
         }
@@ -677,44 +681,23 @@ impl Searcher {
         }
     }
 
-    /// Inputs of the adaptive soft limit after an iteration that chose `pv`.
-    fn updated_trend(
-        &self,
-        trend: SearchTrend,
-        previous: &SearchResult,
-        pv: &[Move],
-        score: i32,
-        previous_score: i32,
-        depth: i32,
-    ) -> SearchTrend {
-        let best = pv.first().copied();
+    /// Share of the root nodes of the line searched last spent below `best`.
+    fn node_share(&self, best: Option<&Move>) -> f64 {
         let total: u64 = self.root_move_nodes.iter().map(|(_, n)| n).sum();
         let best_nodes = self
             .root_move_nodes
             .iter()
-            .filter(|(m, _)| Some(*m) == best)
+            .filter(|(m, _)| Some(m) == best)
             .map(|(_, n)| n)
             .sum::<u64>();
-        SearchTrend {
-            stable_iterations: if best == previous.best_move {
-                trend.stable_iterations + 1
-            } else {
-                0
-            },
-            best_move_node_share: best_nodes as f64 / total.max(1) as f64,
-            score_drop: if depth > 1 { previous_score - score } else { 0 },
-        }
+        best_nodes as f64 / total.max(1) as f64
     }
 
-    fn should_stop_deepening(
-        &self,
-        depth: i32,
-        score: i32,
-        iteration_start: Duration,
-        trend: &SearchTrend,
-    ) -> bool {
+    /// After an iteration: whether the search ends, by a limit of its own (a mate found, a
+    /// node budget spent) or on the time manager's word.
+    fn should_stop_deepening(&mut self, it: &IterationFacts) -> bool {
         if let Some(mate) = self.limits.mate {
-            if let Err(moves) = uci_score(score) {
+            if let Err(moves) = uci_score(it.score) {
                 if moves > 0 && moves <= mate {
                     return true;
                 }
@@ -727,32 +710,10 @@ impl Searcher {
         {
             return true;
         }
-        if self.root_moves.len() == 1 && self.limits.time.is_some() && depth >= 4 {
-            return true;
-        }
-        let Some(time) = self.limits.time else {
-            return false;
-        };
-        if self.control.pondering.load(Ordering::Relaxed) {
-            return false;
-        }
-        if time.spend_all {
-            // `go movetime` asks for that time to be spent, as Stockfish and Ethereal
-            // spend it: a proven mate is searched on too (a selective search can still
-            // find a shorter one), until the hard limit or the depth limit.
-            return false;
-        }
-        let soft = if depth >= DYNAMIC_TIME_MIN_DEPTH {
-            time.scaled_soft(trend)
-        } else {
-            time.soft
-        };
-        let elapsed = self.clock_start.elapsed();
-        let this_iteration = self.elapsed().saturating_sub(iteration_start);
-        // The next iteration usually costs a few times everything so far: past a share of
-        // the soft limit it would most likely overrun it, or be cut off by the hard limit.
-        let predicted = elapsed + this_iteration * 2;
-        too_late_for_next_iteration(elapsed, soft) || predicted >= time.hard
+        let pondering = self.control.pondering.load(Ordering::Relaxed);
+        self.time
+            .as_mut()
+            .is_some_and(|time| !time.another_iteration(it, pondering))
     }
 
     /// The search starts on root move `m`, the `move_count`th of this MultiPV line.
@@ -878,11 +839,8 @@ impl Searcher {
             if !self.announcing && self.on_root_move.is_some() {
                 self.start_announcing_in_time();
             }
-            if let Some(time) = self.limits.time {
-                if self.control.pondering.load(Ordering::Relaxed) {
-                    // The clock starts at ponderhit: restart it for as long as we ponder.
-                    self.clock_start = Instant::now();
-                } else if self.clock_start.elapsed() >= time.hard {
+            if let Some(time) = self.time.as_mut() {
+                if time.past_hard_limit(self.control.pondering.load(Ordering::Relaxed)) {
                     self.stopped = true;
                     return true;
                 }
