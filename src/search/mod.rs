@@ -9,6 +9,7 @@ mod node;
 pub mod params;
 mod played;
 mod qsearch;
+mod root;
 pub mod skill;
 pub mod stats;
 
@@ -32,6 +33,7 @@ use frame::Stack;
 use history::History;
 use params::*;
 use played::PlayedLines;
+use root::{RootMove, RootMoves};
 use skill::StrengthLimit;
 
 /// How often (in nodes) the clock is read; the stop flag is read at every node.
@@ -252,6 +254,8 @@ pub struct Searcher {
     /// The iteration under way and the root move it searches.
     root_depth: i32,
     current_root_move: Option<CurrentMove>,
+    /// The lines of the move to play as last shown, for the last `info` lines.
+    played: PlayedLines,
     history: History,
     correction: CorrectionHistory,
     /// The keyed correction indices the last `prefetch_correction` computed, for the
@@ -278,13 +282,10 @@ pub struct Searcher {
     null_move_min_ply: usize,
     /// One frame per ply of the line being searched.
     stack: Stack,
-    /// Nodes spent below each root move in the current iteration.
-    root_move_nodes: Vec<(Move, u64)>,
-    root_moves: Vec<Move>,
-    /// MultiPV: the PV line being searched (0 = best) and the root moves of the lines
-    /// already found in this iteration, which the root leaves out.
+    /// The moves to search at the root and what this iteration found for them.
+    root_moves: RootMoves,
+    /// MultiPV: the line being searched (0 = best); it searches `root_moves[pv_index..]`.
     pv_index: usize,
-    root_excluded: Vec<Move>,
     /// The tablebase value of the root, shown instead of the search score unless the
     /// search finds a mate.
     root_tb_score: Option<i32>,
@@ -319,6 +320,7 @@ impl Searcher {
             announcing: false,
             root_depth: 0,
             current_root_move: None,
+            played: PlayedLines::default(),
             history: History::default(),
             correction: CorrectionHistory::default(),
             prefetched_keys: None,
@@ -333,10 +335,8 @@ impl Searcher {
             in_first_iteration: true,
             null_move_min_ply: 0,
             stack: Stack::default(),
-            root_move_nodes: Vec::new(),
-            root_moves: Vec::new(),
+            root_moves: RootMoves::default(),
             pv_index: 0,
-            root_excluded: Vec::new(),
             root_tb_score: None,
         }
     }
@@ -365,6 +365,120 @@ impl Searcher {
         limits: Limits,
         report: &mut dyn FnMut(&Iteration),
     ) -> SearchResult {
+        self.start_search(pos, limits);
+        let mut result = SearchResult {
+            best_move: self.root_moves.first().map(|r| r.mv),
+            ..SearchResult::default()
+        };
+        if self.root_moves.is_empty() {
+            // Mate or stalemate: one info line with the score, so a GUI can show it.
+            result.score = if pos.in_check() { -MATE } else { DRAW };
+            let line = self.iteration(0, result.score, Bound::Exact, Vec::new());
+            report(&line);
+            result.final_lines = vec![line];
+            result.final_lines_shown = true;
+            return result;
+        }
+        let (first_depth, max_depth) = self.depths();
+        let lines = self.lines_to_search();
+        // Each line's score in the last iteration: the center of its aspiration window.
+        let mut line_scores = vec![0; lines];
+        // A limited strength picks among the lines of the last iteration that found them
+        // all, with that iteration's depth.
+        let mut finished: Option<(i32, Vec<RootMove>)> = None;
+        for depth in first_depth..=max_depth {
+            let (iteration_start, nodes_before) = (Instant::now(), self.nodes);
+            self.start_iteration(depth, first_depth);
+            let mut facts = None;
+            let mut found = 0;
+            while found < lines {
+                self.pv_index = found;
+                self.stack[0].pv_len = 0;
+                line_scores[found] = self.aspiration(pos, depth, line_scores[found], report);
+                if self.stopped || self.stack[0].pv_len == 0 {
+                    // Cut off, or every root move was (cannot happen with a full window,
+                    // but a move must always be returned).
+                    break;
+                }
+                let (score, pv) = (line_scores[found], self.root_pv());
+                if found == 0 {
+                    facts = Some(IterationFacts {
+                        depth,
+                        new_best_move: pv.first() != result.best_move.as_ref(),
+                        score,
+                        best_move_node_share: self.root_moves.node_share(pv[0]),
+                        duration: Duration::ZERO,
+                        single_root_move: self.root_moves.len() == 1,
+                    });
+                    result = SearchResult {
+                        best_move: pv.first().copied(),
+                        ponder_move: pv.get(1).copied(),
+                        score,
+                        depth,
+                        nodes: self.nodes,
+                        pv: pv.clone(),
+                        ..SearchResult::default()
+                    };
+                }
+                let line = self.iteration(depth, score, Bound::Exact, pv);
+                self.root_moves.found_line(found, score, line);
+                found += 1;
+            }
+            let Some(mut facts) = facts else {
+                break;
+            };
+            self.show_lines(found, lines, &mut result, report);
+            if self.strength.is_some() && found == lines {
+                finished = Some((depth, self.root_moves[..lines].to_vec()));
+            }
+            self.pv_index = 0;
+            self.stats
+                .iteration_nodes
+                .push((depth, self.nodes - nodes_before));
+            facts.duration = iteration_start.elapsed();
+            if self.stopped || self.should_stop_deepening(&facts) {
+                break;
+            }
+        }
+        if let Some((depth, lines)) = finished {
+            if self.weaken(&mut result, &lines) {
+                result.depth = depth;
+                // The line actually played goes out last, so the GUI's PV matches `bestmove`.
+                let pv = result.pv.clone();
+                let line = self.iteration(depth, result.score, Bound::Exact, pv);
+                self.played.not_shown(line, self.multipv.min(lines.len()));
+            }
+        }
+        self.finish_search(pos, &mut result);
+        result
+    }
+
+    /// The first and the last iteration's depth. Lazy SMP: helper threads with an odd id
+    /// start one iteration deeper.
+    fn depths(&self) -> (i32, i32) {
+        let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
+        if self.config.iterative_deepening {
+            ((1 + (self.helper_id % 2) as i32).min(max_depth), max_depth)
+        } else {
+            (max_depth, max_depth)
+        }
+    }
+
+    /// How many lines each iteration searches. MultiPV: line k searches the root without
+    /// the first moves of lines 1..k-1. A limited strength picks among the best few moves,
+    /// so it searches them all.
+    fn lines_to_search(&self) -> usize {
+        let lines = match self.strength {
+            Some(strength) => self.multipv.max(strength.candidate_lines()),
+            None => self.multipv,
+        };
+        lines.clamp(1, self.root_moves.len())
+    }
+
+    /// Resets the counters, the clock and the killers, starts a table generation and finds
+    /// the root moves: all legal ones, or those of `searchmoves`, or those the tablebases
+    /// keep.
+    fn start_search(&mut self, pos: &mut Position, limits: Limits) {
         self.start = Instant::now();
         self.time = limits.time.map(TimeManager::new);
         self.node_counter.store(0, Ordering::Relaxed);
@@ -372,13 +486,13 @@ impl Searcher {
         self.nodes = 0;
         self.tb_hits = 0;
         self.pv_index = 0;
-        self.root_excluded.clear();
         self.root_tb_score = None;
         self.stats = Stats::default();
         self.stopped = false;
         self.announcing = false;
         self.current_root_move = None;
         self.null_move_min_ply = 0;
+        self.played = PlayedLines::default();
         self.limits = limits;
         if let Some(strength) = self.strength {
             let budget = strength.node_budget();
@@ -394,234 +508,116 @@ impl Searcher {
         }
 
         let legal = pos.legal_moves();
-        self.root_moves = legal
+        let mut moves: Vec<Move> = legal
             .iter()
             .copied()
             .filter(|m| self.limits.search_moves.is_empty() || self.limits.search_moves.contains(m))
             .collect();
-        if self.root_moves.is_empty() {
-            self.root_moves = legal.to_vec();
+        if moves.is_empty() {
+            moves = legal.to_vec();
         }
         // In the tablebases, only the moves that keep the root's outcome are searched
         // (winning ones by distance to zeroing, shortest first), so a won ending is never
         // drawn by the fifty-move rule and a drawn one never lost.
-        if let Some(ranking) = self
-            .tablebases
-            .rank_root_moves(pos.board(), &self.root_moves)
-        {
-            self.tb_hits += self.root_moves.len() as u64;
-            self.root_moves = ranking.moves;
+        if let Some(ranking) = self.tablebases.rank_root_moves(pos.board(), &moves) {
+            self.tb_hits += moves.len() as u64;
+            moves = ranking.moves;
             // The value its best move leads to, one ply from the root.
             self.root_tb_score = Some(tablebase_score(ranking.outcome, 1).0);
         }
-        let mut result = SearchResult {
-            best_move: self.root_moves.first().copied(),
-            ..SearchResult::default()
-        };
-        if self.root_moves.is_empty() {
-            // Mate or stalemate: one info line with the score, so a GUI can show it.
-            result.score = if pos.in_check() { -MATE } else { DRAW };
-            let line = self.iteration(0, result.score, Bound::Exact, Vec::new());
-            report(&line);
-            result.final_lines = vec![line];
-            result.final_lines_shown = true;
-            return result;
-        }
+        self.root_moves = RootMoves::new(&moves);
+    }
 
-        let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
-        let first_depth = if self.config.iterative_deepening {
-            (1 + (self.helper_id % 2) as i32).min(max_depth)
-        } else {
-            max_depth
-        };
-        let mut previous_score = 0;
-        // MultiPV: line k searches the root without the first moves of lines 1..k-1.
-        // A limited strength picks among the best few moves, so it searches them all.
-        let searched_lines = match self.strength {
-            Some(strength) => self.multipv.max(strength.candidate_lines()),
-            None => self.multipv,
-        };
-        let lines = searched_lines.clamp(1, self.root_moves.len());
-        let mut later_line_scores = vec![0; lines - 1];
-        // (first move, score, PV) of every line of the last iteration that finished them all.
-        let mut finished_lines: Vec<(Move, i32, Vec<Move>)> = Vec::new();
-        let mut finished_depth = 0;
-        let mut played = PlayedLines::default();
-        let shown_lines = self.multipv.min(lines);
-        for depth in first_depth..=max_depth {
-            let iteration_start = Instant::now();
-            let nodes_before = self.nodes;
-            self.root_depth = depth;
-            self.current_root_move = None;
-            self.seldepth = 0;
-            self.in_first_iteration = depth == first_depth;
-            self.root_move_nodes.clear();
-            self.root_excluded.clear();
-            self.pv_index = 0;
-            let score = self.aspiration(pos, depth, previous_score, report);
-            if self.stopped && depth > first_depth {
-                break;
-            }
-            if self.stack[0].pv_len == 0 {
-                // Every root move was cut off (cannot happen with a full window, but a
-                // move must always be returned).
-                break;
-            }
-            let pv = self.root_pv();
-            let new_best_move = pv.first() != result.best_move.as_ref();
-            let best_move_node_share = self.node_share(pv.first());
-            previous_score = score;
-            result = SearchResult {
-                best_move: pv.first().copied(),
-                ponder_move: pv.get(1).copied(),
-                score,
-                depth,
-                nodes: self.nodes,
-                pv: pv.clone(),
-                ..SearchResult::default()
-            };
-            // A weakened search keeps every candidate line and shows an iteration only once
-            // it has them all, so the line finally played is never shallower than one shown.
-            let weakened = self.strength.is_some();
-            let mut candidates: Vec<(Move, i32, Vec<Move>)> = Vec::new();
-            let mut held_back = Vec::new();
-            if let (true, Some(&m)) = (weakened, pv.first()) {
-                candidates.push((m, score, pv.clone()));
-            }
-            // With several lines shown, an iteration's lines are held back and shown sorted
-            // once they are all searched: a later line can come out above line 1.
-            let sorts_lines = !weakened && self.multipv > 1;
-            let mut unsorted: Vec<(i32, Iteration)> = Vec::new();
-            let first_line = self.iteration(depth, score, Bound::Exact, pv);
-            if weakened {
-                held_back.push(first_line);
-            } else if sorts_lines {
-                unsorted.push((score, first_line));
-            } else {
-                report(&first_line);
-                played.shown(vec![first_line], self.nodes, shown_lines);
-            }
-            for (k, line_score) in later_line_scores.iter_mut().enumerate() {
-                if self.stopped {
-                    break;
-                }
-                let Some(first) = self.stack[0].pv[0] else {
-                    break;
-                };
-                self.root_excluded.push(first);
-                self.pv_index = k + 1;
-                self.stack[0].pv_len = 0;
-                *line_score = self.aspiration(pos, depth, *line_score, report);
-                if self.stopped || self.stack[0].pv_len == 0 {
-                    break;
-                }
-                let line_pv = self.root_pv();
-                if let (true, Some(&m)) = (weakened, line_pv.first()) {
-                    candidates.push((m, *line_score, line_pv.clone()));
-                }
-                if self.shows_line() {
-                    let line = self.iteration(depth, *line_score, Bound::Exact, line_pv);
-                    if weakened {
-                        held_back.push(line);
-                    } else if sorts_lines {
-                        unsorted.push((*line_score, line));
-                    } else {
-                        report(&line);
-                    }
-                }
-            }
-            if sorts_lines {
-                let sorted = self.report_sorted(&mut result, unsorted, report);
-                played.shown(sorted, self.nodes, shown_lines);
-            }
-            if weakened && candidates.len() == lines {
-                finished_lines = candidates;
-                finished_depth = depth;
-                for line in &held_back {
-                    report(line);
-                }
-                played.shown(held_back, self.nodes, shown_lines);
-            }
-            self.pv_index = 0;
-            self.stats
-                .iteration_nodes
-                .push((depth, self.nodes - nodes_before));
-            let facts = IterationFacts {
-                depth,
-                new_best_move,
-                score,
-                best_move_node_share,
-                duration: iteration_start.elapsed(),
-                single_root_move: self.root_moves.len() == 1,
-            };
-            if self.stopped || self.should_stop_deepening(&facts) {
-                break;
-            }
-        }
-        if self.weaken(&mut result, &finished_lines) {
-            result.depth = finished_depth;
-            // Show the line actually played, so the GUI's PV matches `bestmove`.
-            let pv = result.pv.clone();
-            let line = self.iteration(finished_depth, result.score, Bound::Exact, pv);
-            played.not_shown(line, shown_lines);
-        }
-        result.ponder_move = self.ponder_move(pos, &result);
+    /// The move to ponder on, a tablebase root's value, the lines played with the search's
+    /// totals; the counters published.
+    fn finish_search(&mut self, pos: &mut Position, result: &mut SearchResult) {
+        result.ponder_move = self.ponder_move(pos, result);
         if let Some(tb_score) = self.root_tb_score {
             if result.score.abs() < MATE_BOUND {
                 result.score = tb_score;
             }
         }
-        result.final_lines =
-            played.with_totals(self.nodes, self.elapsed(), self.tb_hits, self.tt.hashfull());
-        result.final_lines_shown = played.shown_last(self.nodes);
+        let (nodes, elapsed, hashfull) = (self.nodes, self.elapsed(), self.tt.hashfull());
+        result.final_lines = self
+            .played
+            .with_totals(nodes, elapsed, self.tb_hits, hashfull);
+        result.final_lines_shown = self.played.shown_last(nodes);
         self.stats.nodes = self.nodes;
         self.node_counter.store(self.nodes, Ordering::Relaxed);
         self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
-        result
+    }
+
+    /// After an iteration that found `found` of its `lines` lines: shows them. At full
+    /// strength they are shown at once, best first, and the best is played (a line searched
+    /// without line 1's move can score above it). A weakened search shows an iteration only
+    /// once it has all its lines, in the order found and only the user's `MultiPV`, so the
+    /// line finally played is never shallower than one shown.
+    fn show_lines(
+        &mut self,
+        found: usize,
+        lines: usize,
+        result: &mut SearchResult,
+        report: &mut dyn FnMut(&Iteration),
+    ) {
+        let shown = if self.strength.is_none() {
+            self.root_moves.sort_lines(found);
+            let best = &self.root_moves[0];
+            if let Some(line) = best
+                .line
+                .as_ref()
+                .filter(|l| l.pv.first() != result.pv.first())
+            {
+                result.best_move = line.pv.first().copied();
+                result.ponder_move = line.pv.get(1).copied();
+                result.score = best.score;
+                result.pv = line.pv.clone();
+            }
+            found
+        } else if found == lines {
+            lines.min(self.multipv)
+        } else {
+            0
+        };
+        let shown: Vec<Iteration> = self.root_moves[..shown]
+            .iter()
+            .filter_map(|r| r.line.clone())
+            .collect();
+        for line in &shown {
+            report(line);
+        }
+        if !shown.is_empty() {
+            self.played
+                .shown(shown, self.nodes, self.multipv.min(lines));
+        }
+    }
+
+    /// Before an iteration: the root moves back in their order, the iteration's counters
+    /// reset.
+    fn start_iteration(&mut self, depth: i32, first_depth: i32) {
+        self.seldepth = 0;
+        self.in_first_iteration = depth == first_depth;
+        self.root_moves.start_iteration();
+        self.root_depth = depth;
+        self.current_root_move = None;
     }
 
     /// `UCI_LimitStrength`: replaces the best move by a near-best one chosen at random.
-    /// `lines` are those of the last iteration that finished them all, the last shown; a
+    /// `lines` are those of the last iteration that found them all, the last shown; a
     /// deeper, unfinished iteration's best line is dropped. True when the move played is
     /// not the first line shown, so it needs a line of its own.
-    fn weaken(&mut self, result: &mut SearchResult, lines: &[(Move, i32, Vec<Move>)]) -> bool {
+    fn weaken(&mut self, result: &mut SearchResult, lines: &[RootMove]) -> bool {
         let Some(strength) = self.strength else {
             return false;
         };
-        let candidates: Vec<(Move, i32)> = lines.iter().map(|(m, s, _)| (*m, *s)).collect();
+        let candidates: Vec<(Move, i32)> = lines.iter().map(|r| (r.mv, r.score)).collect();
         let chosen = strength.choose(&candidates, &mut self.rng);
-        let Some((m, score, pv)) = lines.iter().find(|(m, _, _)| Some(*m) == chosen) else {
+        let Some(r) = lines.iter().find(|r| Some(r.mv) == chosen) else {
             return false;
         };
-        result.best_move = Some(*m);
-        result.score = *score;
-        result.pv = pv.clone();
-        Some(*m) != lines.first().map(|l| l.0)
-    }
-
-    /// Shows an iteration's MultiPV lines best first, numbered in that order, and plays the
-    /// new first line: a line searched without line 1's move can score above it. Returns
-    /// the lines as shown.
-    fn report_sorted(
-        &self,
-        result: &mut SearchResult,
-        mut lines: Vec<(i32, Iteration)>,
-        report: &mut dyn FnMut(&Iteration),
-    ) -> Vec<Iteration> {
-        lines.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
-        if let Some((score, best)) = lines.first() {
-            if best.pv.first() != result.pv.first() {
-                result.best_move = best.pv.first().copied();
-                result.ponder_move = best.pv.get(1).copied();
-                result.score = *score;
-                result.pv = best.pv.clone();
-            }
-        }
-        for (k, (_, line)) in lines.iter_mut().enumerate() {
-            line.multipv = k + 1;
-            report(line);
-        }
-        lines.into_iter().map(|(_, line)| line).collect()
+        result.best_move = Some(r.mv);
+        result.score = r.score;
+        result.pv = r.line.as_ref().map_or_else(Vec::new, |l| l.pv.clone());
+        Some(r.mv) != lines.first().map(|l| l.mv)
     }
 
     /// MultiPV lines past the user's `MultiPV` are searched only for `UCI_LimitStrength`
@@ -681,18 +677,6 @@ impl Searcher {
         }
     }
 
-    /// Share of the root nodes of the line searched last spent below `best`.
-    fn node_share(&self, best: Option<&Move>) -> f64 {
-        let total: u64 = self.root_move_nodes.iter().map(|(_, n)| n).sum();
-        let best_nodes = self
-            .root_move_nodes
-            .iter()
-            .filter(|(m, _)| Some(m) == best)
-            .map(|(_, n)| n)
-            .sum::<u64>();
-        best_nodes as f64 / total.max(1) as f64
-    }
-
     /// After an iteration: whether the search ends, by a limit of its own (a mate found, a
     /// node budget spent) or on the time manager's word.
     fn should_stop_deepening(&mut self, it: &IterationFacts) -> bool {
@@ -740,15 +724,6 @@ impl Searcher {
         self.announcing = true;
         if let (Some(tell), Some(current)) = (self.on_root_move.as_mut(), self.current_root_move) {
             tell(current);
-        }
-    }
-
-    /// Root bookkeeping for time management: nodes spent below `m`.
-    #[inline]
-    fn add_root_nodes(&mut self, m: Move, nodes: u64) {
-        match self.root_move_nodes.iter_mut().find(|(r, _)| *r == m) {
-            Some((_, n)) => *n += nodes,
-            None => self.root_move_nodes.push((m, nodes)),
         }
     }
 

@@ -269,11 +269,7 @@ pub fn negamax(
     };
     let mut scored_moves = (is_root || !s.config.refinements).then(|| {
         let moves = if is_root {
-            s.root_moves
-                .iter()
-                .copied()
-                .filter(|m| !s.root_excluded.contains(m))
-                .collect()
+            s.root_moves.searched_by(s.pv_index).collect()
         } else {
             pos.legal_moves()
         };
@@ -498,7 +494,7 @@ pub fn negamax(
             return 0;
         }
         if is_root {
-            s.add_root_nodes(m, s.nodes - nodes_before);
+            s.root_moves.add_nodes(m, s.nodes - nodes_before);
         }
 
         // Step 16. A new best move: it extends the PV; at a cutoff the histories reward it

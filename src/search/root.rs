@@ -1,0 +1,163 @@
+//! The root moves: one list that serves MultiPV, `UCI_LimitStrength`, the time manager's
+//! node share and the order the root searches its moves in.
+//!
+//! During an iteration the list's first k places hold the best moves of the k lines found
+//! so far, in the order found, and line k searches the moves from place k on. At the end of
+//! the iteration they are the iteration's lines: MultiPV shows them sorted by score, a
+//! limited strength picks among them.
+
+use std::ops::Deref;
+
+use shakmaty::Move;
+
+use super::Iteration;
+
+#[derive(Clone, Debug)]
+pub struct RootMove {
+    pub mv: Move,
+    /// Its place in the order the root searches its moves: as generated, or as the
+    /// tablebases rank them. Every iteration starts from that order (the move picker breaks
+    /// its ties by it).
+    order: usize,
+    /// Nodes spent below it in the current iteration.
+    pub nodes: u64,
+    /// The search's score of the line it leads, once that line is found in this iteration.
+    pub score: i32,
+    /// That line as shown, with the depth, node count and time when it was found.
+    pub line: Option<Iteration>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RootMoves(Vec<RootMove>);
+
+impl RootMoves {
+    /// The moves to search, in the order to search them.
+    pub fn new(moves: &[Move]) -> RootMoves {
+        RootMoves(
+            moves
+                .iter()
+                .enumerate()
+                .map(|(order, &mv)| RootMove {
+                    mv,
+                    order,
+                    nodes: 0,
+                    score: 0,
+                    line: None,
+                })
+                .collect(),
+        )
+    }
+
+    /// Back to the search order, with no nodes counted and no line found.
+    pub fn start_iteration(&mut self) {
+        self.0.sort_by_key(|r| r.order);
+        for r in &mut self.0 {
+            r.nodes = 0;
+            r.line = None;
+        }
+    }
+
+    /// The moves line `line` searches: every move but the best moves of the lines before it.
+    pub fn searched_by(&self, line: usize) -> impl Iterator<Item = Move> + '_ {
+        self.0[line..].iter().map(|r| r.mv)
+    }
+
+    #[inline]
+    pub fn add_nodes(&mut self, m: Move, nodes: u64) {
+        if let Some(r) = self.0.iter_mut().find(|r| r.mv == m) {
+            r.nodes += nodes;
+        }
+    }
+
+    /// Share of this iteration's root nodes spent below `best`.
+    pub fn node_share(&self, best: Move) -> f64 {
+        let total: u64 = self.0.iter().map(|r| r.nodes).sum();
+        let best_nodes: u64 = self
+            .0
+            .iter()
+            .filter(|r| r.mv == best)
+            .map(|r| r.nodes)
+            .sum();
+        best_nodes as f64 / total.max(1) as f64
+    }
+
+    /// Line `k` has been found: its first move takes place k, the moves it passed keep
+    /// their order behind it.
+    pub fn found_line(&mut self, k: usize, score: i32, line: Iteration) {
+        let first = line.pv.first().copied();
+        if let Some(place) = self.0[k..].iter().position(|r| Some(r.mv) == first) {
+            self.0[k..=k + place].rotate_right(1);
+            self.0[k].score = score;
+            self.0[k].line = Some(line);
+        }
+    }
+
+    /// The first `lines` lines by score, best first (of equal scores, the one found first),
+    /// numbered in that order.
+    pub fn sort_lines(&mut self, lines: usize) {
+        self.0[..lines].sort_by_key(|r| std::cmp::Reverse(r.score));
+        for (k, r) in self.0[..lines].iter_mut().enumerate() {
+            if let Some(line) = &mut r.line {
+                line.multipv = k + 1;
+            }
+        }
+    }
+}
+
+impl Deref for RootMoves {
+    type Target = [RootMove];
+
+    fn deref(&self) -> &[RootMove] {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tt::Bound;
+    use shakmaty::{Chess, Position};
+    use std::time::Duration;
+
+    fn line(pv: Vec<Move>) -> Iteration {
+        Iteration {
+            multipv: 1,
+            depth: 1,
+            seldepth: 1,
+            score: 0,
+            bound: Bound::Exact,
+            nodes: 0,
+            elapsed: Duration::ZERO,
+            hashfull: 0,
+            tbhits: 0,
+            pv,
+        }
+    }
+
+    #[test]
+    fn lines_take_the_first_places_and_the_rest_keep_their_order() {
+        let moves: Vec<Move> = Chess::default().legal_moves().into_iter().take(5).collect();
+        let mut root = RootMoves::new(&moves);
+        root.start_iteration();
+        root.found_line(0, 10, line(vec![moves[3]]));
+        assert_eq!(
+            root.searched_by(1).collect::<Vec<_>>(),
+            [moves[0], moves[1], moves[2], moves[4]]
+        );
+        root.found_line(1, 30, line(vec![moves[1]]));
+        assert_eq!(
+            root.searched_by(2).collect::<Vec<_>>(),
+            [moves[0], moves[2], moves[4]]
+        );
+        root.sort_lines(2);
+        assert_eq!((root[0].mv, root[1].mv), (moves[1], moves[3]));
+        assert_eq!(root[0].line.as_ref().map(|l| l.multipv), Some(1));
+        assert_eq!(root[1].line.as_ref().map(|l| l.multipv), Some(2));
+        root.add_nodes(moves[1], 30);
+        root.add_nodes(moves[0], 10);
+        assert_eq!(root.node_share(moves[1]), 0.75);
+        root.start_iteration();
+        assert_eq!(root.searched_by(0).collect::<Vec<_>>(), moves);
+        assert_eq!(root.node_share(moves[1]), 0.0);
+    }
+}
