@@ -12,7 +12,7 @@ use std::time::Duration;
 use basalt::bench::BENCH_FENS;
 use basalt::nnue::{Accumulator, AccumulatorStack};
 use basalt::position::Position;
-use basalt::search::{Control, Limits, Searcher};
+use basalt::search::{Limits, Searcher, StopFlags};
 use basalt::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use shakmaty::{Chess, Position as _};
@@ -183,20 +183,23 @@ fn search(c: &mut Criterion) {
     let fresh = |fen: &str| {
         let tt = Arc::new(TranspositionTable::new(1));
         (
-            Searcher::new(tt, Arc::new(Control::default())),
+            Searcher::new(tt, Arc::new(StopFlags::default())),
             position(fen),
         )
     };
     let mut group = c.benchmark_group("search");
     for (i, fen) in SEARCH_FENS.iter().enumerate() {
         let (mut searcher, mut pos) = fresh(fen);
-        let nodes = searcher.search(&mut pos, limits.clone(), &mut |_| {}).nodes;
+        let nodes = searcher
+            .iterative_deepening(&mut pos, limits.clone(), &mut |_| {})
+            .nodes;
         group.throughput(Throughput::Elements(nodes));
         group.bench_function(BenchmarkId::new("depth4", i), |b| {
             b.iter_batched(
                 || fresh(fen),
                 |(mut searcher, mut pos)| {
-                    let result = searcher.search(&mut pos, limits.clone(), &mut |_| {});
+                    let result =
+                        searcher.iterative_deepening(&mut pos, limits.clone(), &mut |_| {});
                     // Returned so the table is freed outside the timed part.
                     (searcher, result)
                 },

@@ -151,7 +151,7 @@ impl Limits {
 
 /// Flags the UCI thread flips while a search runs.
 #[derive(Debug, Default)]
-pub struct Control {
+pub struct StopFlags {
     pub stop: AtomicBool,
     /// While set, the clock does not run (`go ponder` before `ponderhit`).
     pub pondering: AtomicBool,
@@ -221,7 +221,7 @@ pub struct Searcher {
     /// Lazy SMP: helper threads with an odd id start one iteration deeper, so the threads
     /// do not all search the same depth at the same time.
     pub helper_id: usize,
-    /// Whether `search` starts a new table generation. A thread pool starts it once for
+    /// Whether `iterative_deepening` starts a new table generation. A thread pool starts it once for
     /// all its threads: a helper that the scheduler starts late would otherwise age the
     /// entries the others stored in this very search, making them the first victims.
     pub ages_table: bool,
@@ -261,11 +261,13 @@ pub struct Searcher {
     /// The keyed correction indices the last `prefetch_correction` computed, for the
     /// child's `read_correction` (the profile showed the keys computed twice per node).
     prefetched_keys: Option<PrefetchedKeys>,
-    control: Arc<Control>,
-    /// A helper also stops when the flags the UCI thread flips for the main thread say so:
+    /// The stop and ponder flags this search obeys: the job's for the main thread, the
+    /// helpers' own for a helper (raised when the main thread has decided).
+    flags: Arc<StopFlags>,
+    /// A helper also obeys the job's flags, which the UCI thread raises:
     /// after `stop` it then yields the core at once instead of searching on until the main
     /// thread has unwound and told it to stop.
-    pub stop_with: Option<Arc<Control>>,
+    pub job_flags: Option<Arc<StopFlags>>,
     limits: Limits,
     /// When the search started (for `info time` and nps).
     start: Instant,
@@ -300,7 +302,7 @@ fn clock_seed() -> u64 {
 }
 
 impl Searcher {
-    pub fn new(tt: Arc<TranspositionTable>, control: Arc<Control>) -> Searcher {
+    pub fn new(tt: Arc<TranspositionTable>, flags: Arc<StopFlags>) -> Searcher {
         Searcher {
             tt,
             node_counter: Arc::new(AtomicU64::new(0)),
@@ -324,8 +326,8 @@ impl Searcher {
             history: History::default(),
             correction: CorrectionHistory::default(),
             prefetched_keys: None,
-            control,
-            stop_with: None,
+            flags,
+            job_flags: None,
             limits: Limits::default(),
             start: Instant::now(),
             time: None,
@@ -342,8 +344,8 @@ impl Searcher {
     }
 
     /// The stop and ponder flags the next search obeys (helpers get fresh ones per search).
-    pub fn set_control(&mut self, control: Arc<Control>) {
-        self.control = control;
+    pub fn set_flags(&mut self, flags: Arc<StopFlags>) {
+        self.flags = flags;
     }
 
     /// Forget everything learnt about earlier games (`ucinewgame`).
@@ -359,7 +361,7 @@ impl Searcher {
     /// Searches `pos` within `limits`, calling `report` after every iteration. The result is
     /// the last completed iteration's; an iteration cut off by time or `stop` is discarded.
     /// The result's `final_lines` are the lines played with the search's totals.
-    pub fn search(
+    pub fn iterative_deepening(
         &mut self,
         pos: &mut Position,
         limits: Limits,
@@ -694,7 +696,7 @@ impl Searcher {
         {
             return true;
         }
-        let pondering = self.control.pondering.load(Ordering::Relaxed);
+        let pondering = self.flags.pondering.load(Ordering::Relaxed);
         self.time
             .as_mut()
             .is_some_and(|time| !time.another_iteration(it, pondering))
@@ -790,9 +792,9 @@ impl Searcher {
         if self.in_first_iteration {
             return false;
         }
-        if self.control.stop.load(Ordering::Relaxed)
+        if self.flags.stop.load(Ordering::Relaxed)
             || self
-                .stop_with
+                .job_flags
                 .as_ref()
                 .is_some_and(|c| c.stop.load(Ordering::Relaxed))
         {
@@ -815,7 +817,7 @@ impl Searcher {
                 self.start_announcing_in_time();
             }
             if let Some(time) = self.time.as_mut() {
-                if time.past_hard_limit(self.control.pondering.load(Ordering::Relaxed)) {
+                if time.past_hard_limit(self.flags.pondering.load(Ordering::Relaxed)) {
                     self.stopped = true;
                     return true;
                 }
@@ -990,9 +992,9 @@ mod tests {
     fn fresh_search(limits: Limits) -> (SearchResult, u64, Vec<Finished>) {
         let mut pos = Position::from_fen(NODE_LIMIT_FEN, false).unwrap();
         let tt = Arc::new(TranspositionTable::new(1));
-        let mut searcher = Searcher::new(tt, Arc::new(Control::default()));
+        let mut searcher = Searcher::new(tt, Arc::new(StopFlags::default()));
         let mut finished = Vec::new();
-        let result = searcher.search(&mut pos, limits, &mut |it| {
+        let result = searcher.iterative_deepening(&mut pos, limits, &mut |it| {
             if it.bound == Bound::Exact && it.multipv == 1 {
                 finished.push((it.depth, it.nodes, it.pv.first().copied(), it.score));
             }

@@ -2,7 +2,7 @@
 //! a channel, so the UCI thread never blocks on a search, and `Threads - 1` persistent
 //! helpers for Lazy SMP. The main worker reports iterations, the best move and perft and
 //! bench results itself, through a [`Reporter`] the UCI layer gives it (which turns them into
-//! `info` and `bestmove` lines); the UCI thread only flips the flags in `Control`.
+//! `info` and `bestmove` lines); the UCI thread only flips the flags in `StopFlags`.
 //!
 //! Jobs run one at a time in the order they were sent: a `go` that arrives while a search
 //! runs waits behind it, with the position and options it was sent with, and option
@@ -38,7 +38,7 @@ use shakmaty::CastlingMode;
 use crate::nnue::Network;
 use crate::perft;
 use crate::position::Position;
-use crate::search::{Control, CurrentMove, Iteration, Limits, SearchResult, Searcher};
+use crate::search::{CurrentMove, Iteration, Limits, SearchResult, Searcher, StopFlags};
 use crate::syzygy::{LoadedTables, Tablebases};
 use crate::tt::TranspositionTable;
 
@@ -146,10 +146,11 @@ enum HelperJob {
         tablebases: Tablebases,
         network: Option<Arc<Network>>,
         tt: Arc<TranspositionTable>,
-        /// This search's stop flag, raised by the main thread when it has decided.
-        control: Arc<Control>,
-        /// The main thread's flags, raised by `stop`.
-        uci_control: Arc<Control>,
+        /// The helpers' stop flag for this search, raised by the main thread when it has
+        /// decided.
+        helpers_stop: Arc<StopFlags>,
+        /// The job's flags, raised by `stop`.
+        job_flags: Arc<StopFlags>,
         /// Where this job publishes its nodes and tablebase hits: new for every job, so
         /// that a previous job still unwinding cannot add its count to this one's.
         nodes: Arc<AtomicU64>,
@@ -176,7 +177,7 @@ impl Helper {
     /// `None` if the system will not start another thread.
     fn spawn(id: usize, idle_table: Arc<TranspositionTable>) -> Option<Helper> {
         let (jobs, inbox) = unbounded::<HelperJob>();
-        let mut searcher = Searcher::new(idle_table.clone(), Arc::new(Control::default()));
+        let mut searcher = Searcher::new(idle_table.clone(), Arc::new(StopFlags::default()));
         searcher.helper_id = id;
         searcher.ages_table = false;
         let nodes = searcher.node_counter.clone();
@@ -200,8 +201,8 @@ impl Helper {
                             tablebases,
                             network,
                             tt,
-                            control,
-                            uci_control,
+                            helpers_stop,
+                            job_flags,
                             nodes,
                             tb_hits,
                         } => {
@@ -210,14 +211,14 @@ impl Helper {
                             searcher.tablebases = tablebases;
                             searcher.network = network;
                             searcher.tt = tt;
-                            searcher.set_control(control);
-                            searcher.stop_with = Some(uci_control);
+                            searcher.set_flags(helpers_stop);
+                            searcher.job_flags = Some(job_flags);
                             root.clone_from(&position);
                             drop(position);
-                            searcher.search(&mut root, limits, &mut |_| {});
+                            searcher.iterative_deepening(&mut root, limits, &mut |_| {});
                             searcher.tt = idle_table.clone();
                             searcher.tablebases = Tablebases::default();
-                            searcher.stop_with = None;
+                            searcher.job_flags = None;
                         }
                         HelperJob::ClearHistory => searcher.clear(),
                     }
@@ -258,7 +259,7 @@ impl Drop for Helper {
 
 /// What the search thread's inbox carries: a job, and for a search or perft the flags that
 /// `stop` and `ponderhit` raise for it.
-type Queued = (Job, Option<Arc<Control>>);
+type Queued = (Job, Option<Arc<StopFlags>>);
 
 /// A search, perft or bench handed to the search thread whose last line has not been
 /// printed yet (as far as the UCI thread has looked).
@@ -266,7 +267,7 @@ struct Pending {
     /// Jobs are numbered 1, 2, ... in the order they were sent, which is the order they run.
     id: u64,
     /// `None` for bench, which `stop` does not end.
-    control: Option<Arc<Control>>,
+    flags: Option<Arc<StopFlags>>,
     /// A search with no end of its own (`go infinite`, or no depth, nodes, mate or clock).
     unbounded: bool,
     /// A `stop` was sent after it.
@@ -279,7 +280,7 @@ pub struct SearchThread {
     /// Jobs sent so far (the last one's id).
     sent: u64,
     /// Jobs the worker has finished, counted just before their last line is printed
-    /// (`Worker::idle`), and jobs whose last line has been printed.
+    /// (`Worker::count_job_done`), and jobs whose last line has been printed.
     jobs_done: Arc<AtomicU64>,
     jobs_printed: Arc<AtomicU64>,
     handle: Option<JoinHandle<()>>,
@@ -288,20 +289,20 @@ pub struct SearchThread {
 impl SearchThread {
     pub fn spawn(tt: Arc<TranspositionTable>, output: Reporter) -> SearchThread {
         let (jobs, inbox) = unbounded();
-        let control = Arc::new(Control::default());
+        let job_flags = Arc::new(StopFlags::default());
         let jobs_done = Arc::new(AtomicU64::new(0));
         let jobs_printed = Arc::new(AtomicU64::new(0));
         memory::map_large_blocks();
         let (tasks, done) = upkeep::spawn();
         let mut worker = Worker {
-            searcher: Searcher::new(tt.clone(), control.clone()),
-            control,
+            searcher: Searcher::new(tt.clone(), job_flags.clone()),
+            job_flags,
             jobs_done: jobs_done.clone(),
             jobs_printed: jobs_printed.clone(),
             output,
             helpers: Vec::new(),
             searching_helpers: 0,
-            helper_control: Arc::new(Control::default()),
+            helpers_stop: Arc::new(StopFlags::default()),
             idle_table: Arc::new(TranspositionTable::new(1)),
             tt_mb: tt.size_mb(),
             tt,
@@ -349,19 +350,19 @@ impl SearchThread {
             Job::Perft { .. } => (true, false),
             _ => (false, false),
         };
-        let control = stoppable.then(|| {
-            let control = Control::default();
-            control.pondering.store(pondering, Ordering::Relaxed);
-            Arc::new(control)
+        let flags = stoppable.then(|| {
+            let flags = StopFlags::default();
+            flags.pondering.store(pondering, Ordering::Relaxed);
+            Arc::new(flags)
         });
         self.sent += 1;
         self.pending.push_back(Pending {
             id: self.sent,
-            control: control.clone(),
+            flags: flags.clone(),
             unbounded,
             stopped: false,
         });
-        let _ = self.jobs.send((job, control));
+        let _ = self.jobs.send((job, flags));
     }
 
     /// Jobs that only change the worker's state. They run in turn with the searches: a
@@ -387,8 +388,8 @@ impl SearchThread {
     pub fn stop(&mut self) {
         self.forget_printed();
         for job in &mut self.pending {
-            if let Some(control) = &job.control {
-                control.stop.store(true, Ordering::Relaxed);
+            if let Some(flags) = &job.flags {
+                flags.stop.store(true, Ordering::Relaxed);
             }
             job.stopped = true;
         }
@@ -399,8 +400,8 @@ impl SearchThread {
     pub fn ponderhit(&mut self) {
         self.forget_printed();
         for job in &self.pending {
-            if let Some(control) = &job.control {
-                control.pondering.store(false, Ordering::Relaxed);
+            if let Some(flags) = &job.flags {
+                flags.pondering.store(false, Ordering::Relaxed);
             }
         }
     }
@@ -419,7 +420,7 @@ impl SearchThread {
         if self
             .pending
             .iter()
-            .any(|job| job.id <= last && job.control.is_none())
+            .any(|job| job.id <= last && job.flags.is_none())
         {
             return;
         }
@@ -432,12 +433,12 @@ impl SearchThread {
     /// the search thread ends. A search with no end of its own (`go infinite`, a `go
     /// ponder` still pondering, a `go` without limits) is stopped: nothing can stop it
     /// any more. Returns when the last answer has been printed.
-    pub fn finish(&mut self) {
+    pub fn end_of_input(&mut self) {
         self.forget_printed();
         for job in &self.pending {
-            if let Some(control) = &job.control {
-                if job.unbounded || control.pondering.load(Ordering::Relaxed) {
-                    control.stop.store(true, Ordering::Relaxed);
+            if let Some(flags) = &job.flags {
+                if job.unbounded || flags.pondering.load(Ordering::Relaxed) {
+                    flags.stop.store(true, Ordering::Relaxed);
                 }
             }
         }
@@ -465,8 +466,9 @@ impl Drop for SearchThread {
 
 struct Worker {
     searcher: Searcher,
-    /// The flags of the current (or last) search or perft.
-    control: Arc<Control>,
+    /// The flags of the current (or last) search or perft, raised by `stop` and
+    /// `ponderhit`.
+    job_flags: Arc<StopFlags>,
     /// Counts jobs finished (just before their last line) and jobs whose last line has
     /// been printed.
     jobs_done: Arc<AtomicU64>,
@@ -477,7 +479,7 @@ struct Worker {
     searching_helpers: usize,
     /// The current search's stop flag for the helpers: raised when the main thread has
     /// finished.
-    helper_control: Arc<Control>,
+    helpers_stop: Arc<StopFlags>,
     /// A 1 MB table that threads hold while the real one is being replaced.
     idle_table: Arc<TranspositionTable>,
     /// The hash table and the size in MB it was asked for.
@@ -501,10 +503,10 @@ struct Worker {
 
 impl Worker {
     fn run(mut self, inbox: Receiver<Queued>) {
-        while let Some((job, control)) = self.next_job(&inbox) {
-            if let Some(control) = control {
-                self.searcher.set_control(control.clone());
-                self.control = control;
+        while let Some((job, flags)) = self.next_job(&inbox) {
+            if let Some(flags) = flags {
+                self.searcher.set_flags(flags.clone());
+                self.job_flags = flags;
             }
             match job {
                 Job::Search {
@@ -516,7 +518,7 @@ impl Worker {
                 } => {
                     let show_wdl = setup.show_wdl;
                     let mode = position.castling_mode();
-                    let result = self.search(&mut position, limits, infinite, setup);
+                    let result = self.run_search(&mut position, limits, infinite, setup);
                     if debug {
                         (self.output)(Report::Note(&self.searcher.stats.summary()));
                     }
@@ -531,12 +533,12 @@ impl Worker {
                             });
                         }
                     }
-                    self.idle();
+                    self.count_job_done();
                     (self.output)(Report::BestMove {
                         result: &result,
                         mode,
                     });
-                    self.printed();
+                    self.count_job_printed();
                     continue;
                 }
                 Job::Perft {
@@ -544,19 +546,19 @@ impl Worker {
                     depth,
                 } => {
                     self.perft(&mut position, depth);
-                    self.printed();
+                    self.count_job_printed();
                     continue;
                 }
                 Job::Bench { depth, network } => {
                     let output = self.output.clone();
                     let report =
                         crate::bench::run(depth, network, &mut |line| output(Report::Note(&line)));
-                    self.idle();
+                    self.count_job_done();
                     (self.output)(Report::BenchTotal {
                         nodes: report.nodes,
                         nps: report.nps,
                     });
-                    self.printed();
+                    self.count_job_printed();
                     continue;
                 }
                 Job::SetHash(mb) => {
@@ -598,7 +600,7 @@ impl Worker {
         }
         // The process is ending: helpers whose stop flag is up are left to wind down (or be
         // ended with the process) rather than joined, so `quit` does not wait for them.
-        self.helper_control.stop.store(true, Ordering::Relaxed);
+        self.helpers_stop.stop.store(true, Ordering::Relaxed);
         self.helpers.clear();
     }
 
@@ -607,7 +609,7 @@ impl Worker {
     fn next_job(&mut self, inbox: &Receiver<Queued>) -> Option<Queued> {
         loop {
             while let Ok(done) = self.done.try_recv() {
-                self.finish(done);
+                self.take_upkeep_done(done);
             }
             if self.helpers.len() < self.helpers_wanted {
                 match inbox.try_recv() {
@@ -620,7 +622,7 @@ impl Worker {
             select! {
                 recv(inbox) -> job => return job.ok(),
                 recv(self.done) -> done => match done {
-                    Ok(done) => self.finish(done),
+                    Ok(done) => self.take_upkeep_done(done),
                     // The upkeep thread has gone (it panicked): only jobs are left.
                     Err(_) => return inbox.recv().ok(),
                 }
@@ -671,7 +673,7 @@ impl Worker {
     }
 
     /// Takes in the upkeep thread's answer to one task.
-    fn finish(&mut self, done: Done) {
+    fn take_upkeep_done(&mut self, done: Done) {
         self.outstanding -= 1;
         match done {
             Done::Table(result) => {
@@ -712,9 +714,9 @@ impl Worker {
         const POLL: Duration = Duration::from_micros(500);
         loop {
             while let Ok(done) = self.done.try_recv() {
-                self.finish(done);
+                self.take_upkeep_done(done);
             }
-            if self.control.stop.load(Ordering::Relaxed) {
+            if self.job_flags.stop.load(Ordering::Relaxed) {
                 return;
             }
             if self.helpers.len() < self.helpers_wanted {
@@ -723,7 +725,7 @@ impl Worker {
                 return;
             } else {
                 match self.done.recv_timeout(POLL) {
-                    Ok(done) => self.finish(done),
+                    Ok(done) => self.take_upkeep_done(done),
                     Err(RecvTimeoutError::Timeout) => {}
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
@@ -732,7 +734,7 @@ impl Worker {
     }
 
     /// The job's last line is out.
-    fn printed(&self) {
+    fn count_job_printed(&self) {
         self.jobs_printed.fetch_add(1, Ordering::Release);
     }
 
@@ -749,11 +751,11 @@ impl Worker {
     /// queued, so a new one cannot start before this one has printed its last line.
     /// Called exactly once per job and nowhere else: a second call would count the *next*
     /// job finished while it runs.
-    fn idle(&self) {
+    fn count_job_done(&self) {
         self.jobs_done.fetch_add(1, Ordering::Release);
     }
 
-    fn search(
+    fn run_search(
         &mut self,
         position: &mut Position,
         limits: Limits,
@@ -774,13 +776,13 @@ impl Worker {
         // One generation per search, started before any thread of it stores an entry.
         self.tt.new_search();
         // Helpers search without limits of their own: the main thread stops them.
-        self.helper_control = Arc::new(Control::default());
+        self.helpers_stop = Arc::new(StopFlags::default());
         // Handing a search to a thousand helpers takes tens of milliseconds on two cores:
         // after `stop` the rest are left out, as they would be stopped at once anyway.
         self.searching_helpers = 0;
         let shared = Arc::new(position.clone());
         for h in &mut self.helpers {
-            if self.control.stop.load(Ordering::Relaxed) {
+            if self.job_flags.stop.load(Ordering::Relaxed) {
                 break;
             }
             self.searching_helpers += 1;
@@ -797,8 +799,8 @@ impl Worker {
                 tablebases: tablebases.clone(),
                 network: setup.network.clone(),
                 tt: self.tt.clone(),
-                control: self.helper_control.clone(),
-                uci_control: self.control.clone(),
+                helpers_stop: self.helpers_stop.clone(),
+                job_flags: self.job_flags.clone(),
                 nodes: h.nodes.clone(),
                 tb_hits: h.tb_hits.clone(),
             });
@@ -824,26 +826,26 @@ impl Worker {
         self.searcher.on_root_move = Some(Box::new(move |current| {
             announce(Report::CurrentMove { current, mode })
         }));
-        let mut result = self
-            .searcher
-            .search(position, limits, &mut |it: &Iteration| {
-                let mut it = it.clone();
-                add_helpers(&mut it);
-                output(Report::Iteration {
-                    iteration: &it,
-                    mode,
-                    show_wdl,
-                })
-            });
+        let mut result =
+            self.searcher
+                .iterative_deepening(position, limits, &mut |it: &Iteration| {
+                    let mut it = it.clone();
+                    add_helpers(&mut it);
+                    output(Report::Iteration {
+                        iteration: &it,
+                        mode,
+                        show_wdl,
+                    })
+                });
         self.searcher.on_root_move = None;
         result.final_lines.iter_mut().for_each(add_helpers);
         // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
-        while !self.control.stop.load(Ordering::Relaxed)
-            && (infinite || self.control.pondering.load(Ordering::Relaxed))
+        while !self.job_flags.stop.load(Ordering::Relaxed)
+            && (infinite || self.job_flags.pondering.load(Ordering::Relaxed))
         {
             std::thread::sleep(Duration::from_micros(500));
         }
-        self.helper_control.stop.store(true, Ordering::Relaxed);
+        self.helpers_stop.stop.store(true, Ordering::Relaxed);
         result.nodes += self.helper_nodes();
         result
     }
@@ -851,13 +853,13 @@ impl Worker {
     /// `go perft`: divide output, abandoned when `stop` arrives.
     fn perft(&mut self, position: &mut Position, depth: u32) {
         let output = self.output.clone();
-        let total = perft::divide_until(position, depth, &self.control.stop, &mut |m, n| {
+        let total = perft::divide_until(position, depth, &self.job_flags.stop, &mut |m, n| {
             output(Report::PerftMove {
                 uci_move: m,
                 nodes: n,
             })
         });
-        self.idle();
+        self.count_job_done();
         match total {
             Some(total) => (self.output)(Report::PerftTotal(total)),
             None => (self.output)(Report::Note("perft stopped")),

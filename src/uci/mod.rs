@@ -90,11 +90,11 @@ impl Engine {
 
     /// Reads commands until `quit` or the end of input, then ends the search thread: at
     /// once after `quit`; after the end of input once the searches sent have answered
-    /// (`SearchThread::finish`).
+    /// (`SearchThread::end_of_input`).
     pub fn run(&mut self, input: impl BufRead) {
         match self.read_commands(input) {
             Ending::Quit => self.worker.quit(),
-            Ending::EndOfInput => self.worker.finish(),
+            Ending::EndOfInput => self.worker.end_of_input(),
         }
     }
 
@@ -434,7 +434,7 @@ pub fn run_stdio() {
         // Input piped in (`printf 'position startpos\ngo depth 10\n' | basalt`) is answered
         // in full: each search sent runs to its limit and prints its `bestmove` (searches
         // without an end of their own are stopped), then the engine exits.
-        engine.worker.finish();
+        engine.worker.end_of_input();
     }
     // The process ends here, so the search threads are stopped but not joined: joining
     // waits until each has been scheduled again, several milliseconds with more threads

@@ -29,7 +29,7 @@ use shakmaty::Color;
 use crate::nnue::Network;
 use crate::position::Position;
 use crate::score::MATE_BOUND;
-use crate::search::{Control, Limits, SearchResult, Searcher};
+use crate::search::{Limits, SearchResult, Searcher, StopFlags};
 use crate::syzygy::{Outcome, Tablebases};
 use crate::tt::TranspositionTable;
 use format::{pack, GameResult, RECORD_BYTES};
@@ -342,7 +342,7 @@ fn play_games(
     sender: &crossbeam_channel::Sender<FinishedGame>,
 ) {
     let tt = Arc::new(TranspositionTable::new(GAME_HASH_MB));
-    let mut searcher = Searcher::new(tt.clone(), Arc::new(Control::default()));
+    let mut searcher = Searcher::new(tt.clone(), Arc::new(StopFlags::default()));
     searcher.network = config.network.clone();
     while !stop.load(Ordering::Relaxed) {
         let number = next_game.fetch_add(1, Ordering::Relaxed);
@@ -379,7 +379,7 @@ fn search_move(
             ..Limits::default()
         },
     };
-    searcher.search(pos, limits, &mut |_| {})
+    searcher.iterative_deepening(pos, limits, &mut |_| {})
 }
 
 /// Plays game `number` to its end and returns it in the run's format.

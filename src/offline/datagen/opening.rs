@@ -99,7 +99,7 @@ mod tests {
 
     use super::*;
     use crate::offline::datagen::{game_rng, Format, NodeLimit};
-    use crate::search::Control;
+    use crate::search::StopFlags;
     use crate::syzygy::Tablebases;
 
     fn config(book: Vec<String>, random_plies: (u32, u32), max_score: i32) -> Config {
@@ -125,7 +125,7 @@ mod tests {
     /// A game thread's table and searcher.
     fn engine() -> (Arc<TranspositionTable>, Searcher) {
         let tt = Arc::new(TranspositionTable::new(1));
-        let searcher = Searcher::new(tt.clone(), Arc::new(Control::default()));
+        let searcher = Searcher::new(tt.clone(), Arc::new(StopFlags::default()));
         (tt, searcher)
     }
 
