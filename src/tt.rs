@@ -183,10 +183,53 @@ fn advise_huge_pages(_start: usize, _bytes: usize) -> bool {
     false
 }
 
+/// Below this many bytes a thread, a table is cleared by fewer threads: starting one costs
+/// more than it saves.
+const MIN_BYTES_PER_THREAD: usize = 16 * 1024 * 1024;
+
+/// The smallest page the kernel maps: one write in each makes the whole table resident.
+const PAGE_BYTES: usize = 4096;
+
+/// `len` slots of zero bytes, or `None` if the memory cannot be had. The allocator hands
+/// out a large block as fresh pages that the kernel maps (and zeroes) only when first
+/// written, so this takes no time; [`TranspositionTable::touch_pages`] then faults them in.
+fn zeroed_slots(len: usize) -> Option<Vec<Slot>> {
+    let layout = std::alloc::Layout::array::<Slot>(len).ok()?;
+    if layout.size() == 0 {
+        return None;
+    }
+    // SAFETY: `layout` has a non-zero size, as `alloc_zeroed` requires.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Slot>();
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `len` slots, which
+    // is what a `Vec<Slot>` of capacity `len` frees it with, and it is not used elsewhere.
+    // All `len` slots are initialized: their bytes are zero, and a `Slot` of zero bytes is
+    // a valid value (two `AtomicU64`s, which have the representation of `u64`, whose every
+    // bit pattern is valid). Exercised by every test that makes a table, among them
+    // `a_new_table_is_empty_and_resident`.
+    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
+/// The indices, among `len` slots from address `start`, of one slot in each page they
+/// overlap: the first slot (its page may start before it), then the slot at or across
+/// each page boundary (a slot across one has a word on each side).
+fn page_firsts(start: usize, len: usize) -> impl Iterator<Item = usize> {
+    const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+    let to_boundary = (start.next_multiple_of(PAGE_BYTES) - start) / SLOT_BYTES;
+    let boundaries = (to_boundary..len)
+        .step_by(PAGE_BYTES / SLOT_BYTES)
+        .filter(|&i| i > 0);
+    (0..len.min(1)).chain(boundaries)
+}
+
 impl TranspositionTable {
-    /// Allocates a table of `mb` megabytes, rounded down to a power-of-two bucket count.
-    /// Returns `None` instead of aborting if the memory cannot be had.
-    pub fn try_new(mb: usize) -> Option<TranspositionTable> {
+    /// Allocates a table of `mb` megabytes, rounded down to a power-of-two bucket count,
+    /// and writes every page of it with up to `threads` threads, so that neither `go` nor
+    /// the search pays for mapping the memory. Returns `None` instead of aborting if the
+    /// memory cannot be had.
+    pub fn try_new(mb: usize, threads: usize) -> Option<TranspositionTable> {
         let bytes = mb.clamp(MIN_HASH_MB, MAX_HASH_MB) * 1024 * 1024;
         let buckets = (bytes / (ENTRIES_PER_BUCKET * 16)).max(1);
         let buckets = if buckets.is_power_of_two() {
@@ -200,19 +243,16 @@ impl TranspositionTable {
         if available_memory_bytes().is_some_and(|free| bytes > free) {
             return None;
         }
-        let mut slots = Vec::new();
-        slots.try_reserve_exact(len).ok()?;
-        // Before the first touch, so the zero fill below already faults in huge pages.
+        let slots = zeroed_slots(len)?;
+        // Before the first touch, so the touch below already faults in huge pages.
         advise_huge_pages(slots.as_ptr() as usize, len * std::mem::size_of::<Slot>());
-        slots.extend((0..len).map(|_| Slot {
-            check: AtomicU64::new(0),
-            data: AtomicU64::new(0),
-        }));
-        Some(TranspositionTable {
+        let tt = TranspositionTable {
             slots,
             bucket_mask: buckets - 1,
             generation: std::sync::atomic::AtomicU8::new(0),
-        })
+        };
+        tt.touch_pages(threads);
+        Some(tt)
     }
 
     /// Whether a table of `mb` MB can be had once one of `freed_mb` MB has been freed: a
@@ -223,7 +263,7 @@ impl TranspositionTable {
     }
 
     pub fn new(mb: usize) -> TranspositionTable {
-        TranspositionTable::try_new(mb).expect("transposition table allocation failed")
+        TranspositionTable::try_new(mb, 1).expect("transposition table allocation failed")
     }
 
     pub fn size_mb(&self) -> usize {
@@ -231,11 +271,59 @@ impl TranspositionTable {
     }
 
     pub fn clear(&self) {
-        for slot in &self.slots {
-            slot.check.store(0, Ordering::Relaxed);
-            slot.data.store(0, Ordering::Relaxed);
-        }
+        self.clear_with_threads(1);
+    }
+
+    /// Empties the table, split among up to `threads` threads (at most one a core).
+    pub fn clear_with_threads(&self, threads: usize) {
+        self.in_parts(threads, |part| {
+            for slot in part {
+                slot.check.store(0, Ordering::Relaxed);
+                slot.data.store(0, Ordering::Relaxed);
+            }
+        });
         self.generation.store(0, Ordering::Relaxed);
+    }
+
+    /// Writes a zero into every page of a table that is all zero already, so the kernel
+    /// maps each page now, not at the first search's probe into it (docs/reliability.md:
+    /// seconds for a table of some GB on a virtual machine).
+    fn touch_pages(&self, threads: usize) {
+        self.in_parts(threads, |part| {
+            for i in page_firsts(part.as_ptr() as usize, part.len()) {
+                part[i].check.store(0, Ordering::Relaxed);
+                part[i].data.store(0, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// Runs `work` on consecutive parts of the table on up to `threads` threads, one of
+    /// them the caller's. More threads than cores would only take turns, and a thread that
+    /// cannot be started leaves its part to the caller.
+    fn in_parts(&self, threads: usize, work: impl Fn(&[Slot]) + Sync) {
+        let bytes = self.slots.len() * std::mem::size_of::<Slot>();
+        let threads = threads.min(bytes / MIN_BYTES_PER_THREAD);
+        if threads <= 1 {
+            work(&self.slots);
+            return;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = threads.min(cores);
+        let part_len = self.slots.len().div_ceil(threads);
+        let mut parts = self.slots.chunks(part_len);
+        let first = parts.next().unwrap_or_default();
+        let work = &work;
+        std::thread::scope(|scope| {
+            for part in parts {
+                let spawned = std::thread::Builder::new()
+                    .name("tt-clear".into())
+                    .spawn_scoped(scope, move || work(part));
+                if spawned.is_err() {
+                    work(part);
+                }
+            }
+            work(first);
+        });
     }
 
     /// Called once per search so older entries become preferred victims.
@@ -479,6 +567,91 @@ mod tests {
             .unwrap();
         slot.data.store(pack(&entry(9, -500), 0), Ordering::Relaxed);
         assert_eq!(tt.probe(key), None);
+    }
+
+    /// Every page that a run of slots overlaps gets a slot written, wherever the run starts
+    /// and ends relative to the pages.
+    #[test]
+    fn page_firsts_reach_every_page() {
+        const SLOT: usize = std::mem::size_of::<Slot>();
+        for start in [0, 8, 16, 4080, 4088, 4096, 5000 & !7, 1 << 21] {
+            for len in [0, 1, 2, 255, 256, 257, 511, 512, 1000, 4096] {
+                let touched: Vec<usize> = page_firsts(start, len).collect();
+                assert!(touched.windows(2).all(|w| w[0] < w[1]), "{start} {len}");
+                assert!(touched.iter().all(|&i| i < len));
+                let pages_written: std::collections::HashSet<usize> = touched
+                    .iter()
+                    .flat_map(|&i| {
+                        [
+                            (start + i * SLOT) / PAGE_BYTES,
+                            (start + i * SLOT + 8) / PAGE_BYTES,
+                        ]
+                    })
+                    .collect();
+                if len > 0 {
+                    let first_page = start / PAGE_BYTES;
+                    let last_page = (start + len * SLOT - 1) / PAGE_BYTES;
+                    for page in first_page..=last_page {
+                        assert!(pages_written.contains(&page), "{start} {len}: page {page}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Resident memory of the mappings that overlap `[start, end)`, from /proc/self/smaps
+    /// (the huge-page advice splits a table into up to three).
+    fn resident_kb_over(start: usize, end: usize) -> Option<usize> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let (mut overlaps, mut total) = (false, 0);
+        for line in smaps.lines() {
+            let range = line.split_whitespace().next().unwrap_or("");
+            let bounds = range.split_once('-').and_then(|(lo, hi)| {
+                Some((
+                    usize::from_str_radix(lo, 16).ok()?,
+                    usize::from_str_radix(hi, 16).ok()?,
+                ))
+            });
+            if let Some((lo, hi)) = bounds {
+                overlaps = lo < end && start < hi;
+            } else if let Some(rss) = line.strip_prefix("Rss:").filter(|_| overlaps) {
+                total += rss
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<usize>()
+                    .ok()?;
+            }
+        }
+        Some(total)
+    }
+
+    /// A new table reads as empty, and all of its memory is resident before any probe
+    /// (made so by one and by several threads); clearing with several threads empties it.
+    #[test]
+    fn a_new_table_is_empty_and_resident() {
+        for threads in [1, 2, 8] {
+            let tt = TranspositionTable::try_new(64, threads).unwrap();
+            let start = tt.slots.as_ptr() as usize;
+            let end = start + tt.slots.len() * std::mem::size_of::<Slot>();
+            if let Some(kb) = resident_kb_over(start, end) {
+                assert!(kb >= 64 * 1024, "{threads} threads: {kb} kB resident");
+            }
+            assert!(tt.slots.iter().all(|s| {
+                s.check.load(Ordering::Relaxed) == 0 && s.data.load(Ordering::Relaxed) == 0
+            }));
+            assert_eq!(tt.hashfull(), 0);
+            let keys: Vec<u64> = (1..=10_000u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect();
+            for &key in &keys {
+                assert_eq!(tt.probe(key), None);
+                tt.store(key, entry(3, 7));
+            }
+            assert!(keys.iter().filter(|&&k| tt.probe(k).is_some()).count() > 9_000);
+            tt.clear_with_threads(threads);
+            assert!(keys.iter().all(|&k| tt.probe(k).is_none()));
+        }
     }
 
     #[test]

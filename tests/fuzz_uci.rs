@@ -20,7 +20,8 @@
 //!   option changes during a search that surely runs are deferred with an `info string`;
 //! - `d` shows the position the model expects;
 //! - the process never exits or writes to stderr (panics go there), every `isready` gets
-//!   `readyok` within `READY_TIMEOUT`, and `quit` at the end exits cleanly;
+//!   `readyok` within `READY_TIMEOUT` (`SETUP_READY_TIMEOUT` when it may wait for a table or
+//!   pool change), and `quit` at the end exits cleanly;
 //! - an `isready` sent after `stop` comes after the stopped job's last line;
 //! - `isready` (to `readyok`) and `stop` (to the job's last line) are prompt at the 99th
 //!   percentile while `Threads` jumps to 32..1024 and back, `Hash` to 128..1024 MB and
@@ -55,6 +56,9 @@ use shakmaty::{CastlingMode, Chess, Move, Position};
 /// `isready` must be answered within this however busy the engine is. Far above the few
 /// milliseconds it needs, so a chess match on the other core does not make the test flaky.
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
+/// `isready` after a `Hash`, `Threads`, `Clear Hash` or `ucinewgame` waits for the change, at
+/// most 5 s (then the engine answers with a note saying what is not ready); this adds slack.
+const SETUP_READY_TIMEOUT: Duration = Duration::from_secs(15);
 /// A search must answer `stop` with its `bestmove` within this.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The engine must exit within this after `quit`.
@@ -534,9 +538,13 @@ struct Stats {
     max_ready: Duration,
     /// `isready` to `readyok`, and `stop` to the stopped job's last line. An `isready`
     /// sent while a stopped job had not printed its last line waits for that line by
-    /// design, so its latency is a stop latency and is kept apart (`ready_after_stop`).
+    /// design, so its latency is a stop latency and is kept apart (`ready_after_stop`), and
+    /// so is one that may wait for a table or pool change (`ready_after_setup`).
     ready_latency: Vec<Duration>,
     ready_after_stop: Vec<Duration>,
+    ready_after_setup: Vec<Duration>,
+    /// `readyok`s sent before a change was done, after the engine's 5 s patience.
+    unready_notes: usize,
     stop_latency: Vec<Duration>,
     /// Option changes of the churn: big thread counts, big tables, Syzygy rescans.
     churn: usize,
@@ -608,6 +616,17 @@ impl Display for Stats {
         let (s95, s99, smax) = (stop.p95, stop.p99, stop.max);
         let after_stop = percentiles(&self.ready_after_stop);
         let (a95, a99, amax) = (after_stop.p95, after_stop.p99, after_stop.max);
+        let after_setup = percentiles(&self.ready_after_setup);
+        writeln!(
+            f,
+            "  isready after a table or pool change: p50 {:.2?} p95 {:.2?} max {:.2?} ({} \
+             samples, {} answered before the change was done)",
+            after_setup.p50,
+            after_setup.p95,
+            after_setup.max,
+            self.ready_after_setup.len(),
+            self.unready_notes
+        )?;
         write!(
             f,
             "  option churn lines: {}; isready p95 {r95:.2?} p99 {r99:.2?} max {rmax:.2?} \
@@ -637,6 +656,14 @@ struct Fuzz {
     ready_sent: Option<Instant>,
     /// The pending `isready` was sent while a stopped job had not ended yet.
     ready_waits_for_stop: bool,
+    /// A table or pool change (`Hash`, `Threads`, `Clear Hash`, `ucinewgame`) may not be
+    /// done yet: no `readyok` has answered an `isready` sent with the engine idle since.
+    setup_pending: bool,
+    /// How the pending `isready` may wait for such a change: `Some(idle)` if it may, `idle`
+    /// if no job was running or waiting when it was sent (so its `readyok` means done).
+    ready_waits_for_setup: Option<bool>,
+    /// The engine said it answers `isready` before a change is done.
+    unready_noted: bool,
     /// Syzygy scans whose failure the search thread has yet to report.
     tables_reports_due: usize,
     /// When the output line being handled arrived.
@@ -661,6 +688,9 @@ impl Fuzz {
             evals_due: 0,
             ready_sent: None,
             ready_waits_for_stop: false,
+            setup_pending: false,
+            ready_waits_for_setup: None,
+            unready_noted: false,
             tables_reports_due: 0,
             line_at: Instant::now(),
             line_no: 0,
@@ -757,7 +787,8 @@ impl Fuzz {
             self.fail("cannot write to the engine");
         }
         match meaning {
-            Meaning::Blank | Meaning::NewGame => {}
+            Meaning::Blank => {}
+            Meaning::NewGame => self.setup_pending = true,
             Meaning::Bad(notice) => self.expect(notice, true),
             Meaning::Uci => self.uciok_due += 1,
             Meaning::IsReady => self.await_ready(),
@@ -821,6 +852,12 @@ impl Fuzz {
         if let Setting::Chess960(on) = setting {
             self.model.chess960 = on;
         }
+        if matches!(
+            setting,
+            Setting::Hash(_) | Setting::Threads(_) | Setting::ClearHash
+        ) {
+            self.setup_pending = true;
+        }
         if setting == Setting::SyzygyOff {
             self.expect(Notice::SyzygyOff, true);
             return;
@@ -880,11 +917,21 @@ impl Fuzz {
         let sent = Instant::now();
         self.ready_sent = Some(sent);
         self.ready_waits_for_stop = self.jobs.iter().any(|j| j.stop_sent.is_some());
-        let deadline = sent + READY_TIMEOUT;
+        // A job that cannot end keeps the engine busy, and `isready` is then answered at
+        // once; otherwise it may wait for a change sent before it.
+        let busy = self.jobs.iter().any(Job::cannot_end);
+        self.ready_waits_for_setup = (self.setup_pending && !busy).then_some(self.jobs.is_empty());
+        self.unready_noted = false;
+        let timeout = if self.ready_waits_for_setup.is_some() {
+            SETUP_READY_TIMEOUT
+        } else {
+            READY_TIMEOUT
+        };
+        let deadline = sent + timeout;
         while self.ready_sent.is_some() {
             if !self.pump_until(deadline) {
                 self.check_alive();
-                self.fail(format!("no readyok within {READY_TIMEOUT:?}"));
+                self.fail(format!("no readyok within {timeout:?}"));
             }
         }
     }
@@ -1063,7 +1110,14 @@ impl Fuzz {
         self.stats.readyoks += 1;
         let latency = at.saturating_duration_since(sent);
         self.stats.max_ready = self.stats.max_ready.max(latency);
-        if self.ready_waits_for_stop {
+        if let Some(idle) = self.ready_waits_for_setup {
+            self.stats.ready_after_setup.push(latency);
+            // With nothing running, `readyok` comes once the changes are done, unless the
+            // engine said it could not wait for them.
+            if idle && !self.unready_noted {
+                self.setup_pending = false;
+            }
+        } else if self.ready_waits_for_stop {
             self.stats.ready_after_stop.push(latency);
         } else {
             self.stats.ready_latency.push(latency);
@@ -1104,6 +1158,12 @@ impl Fuzz {
         if text.starts_with("SyzygyPath: cannot read") && self.tables_reports_due > 0 {
             self.tables_reports_due -= 1;
             self.stats.complaints += 1;
+            return;
+        }
+        // `readyok` that could not wait longer for a table or pool change.
+        if text.starts_with("not ready after ") {
+            self.unready_noted = true;
+            self.stats.unready_notes += 1;
             return;
         }
         // The search thread says what it found before the first search after a scan.

@@ -22,15 +22,18 @@
 //! Option changes never make the UCI thread wait (docs/reliability.md). The search thread
 //! owns the hash table, the helpers and the Syzygy tables. It grows the pool one helper at
 //! a time between jobs and retires helpers without joining them; the upkeep thread
-//! allocates and clears tables and scans Syzygy directories. A search waits for that work
-//! to finish unless `stop` arrives first: it then starts at once with what there is, so
-//! `bestmove` still comes within milliseconds.
+//! allocates and clears tables and scans Syzygy directories. `readyok` waits for the
+//! table and pool changes sent before `isready` (the search thread prints it when they are
+//! done; the UCI thread reads on meanwhile), except those queued behind a search. A search
+//! waits for that work unless `stop` arrives first or, with a clock, a quarter of its soft
+//! limit has passed: it then starts with what there is (a table not yet ready is replaced
+//! by a small empty one for that search), so `bestmove` is never late because of it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use shakmaty::CastlingMode;
@@ -76,6 +79,8 @@ pub enum Report<'a> {
     BenchTotal { nodes: u64, nps: u64 },
     /// Anything else for the user: a note, a warning, statistics.
     Note(&'a str),
+    /// `isready`'s answer, once the table and pool changes sent before it are done.
+    Ready,
 }
 
 pub type Reporter = Arc<dyn Fn(Report) + Send + Sync>;
@@ -105,13 +110,25 @@ pub enum Job {
     /// Total search threads wanted (main thread included).
     SetThreads(usize),
     ClearHistory,
+    /// `isready` that has to wait for table or pool changes: answered once they are done.
+    Ready,
     /// Scan `SyzygyPath` again. `report`: print why it failed (false when the UCI thread
     /// has already said so).
     LoadTables {
         path: String,
         report: bool,
     },
+    /// End now: jobs still queued are dropped and a `readyok` still owed is not printed.
     Quit,
+    /// The end of the input: answer the `isready`s still owed, then end.
+    Finish,
+}
+
+impl Job {
+    /// Whether `isready` waits for this job's work: a table or pool change.
+    fn is_setup(&self) -> bool {
+        matches!(self, Job::SetHash(_) | Job::ClearHash | Job::SetThreads(_))
+    }
 }
 
 /// Per-search options from the UCI options.
@@ -166,6 +183,13 @@ struct Helper {
     tb_hits: Arc<AtomicU64>,
     handle: Option<JoinHandle<()>>,
 }
+
+/// The longest `isready` waits for table and pool changes. A GUI gives up on an engine
+/// that does not answer `isready` in time (cutechess-cli forfeits the game after 15 s), and
+/// on a virtual machine whose host must first back the memory, a table of some GB took
+/// longer than that (docs/reliability.md). Past this, `readyok` goes out after an `info
+/// string` saying what is not ready, and searches use what is until the rest is.
+const READY_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Stack for search threads: deep recursion (MAX_PLY plies of search frames) needs more
 /// than the default.
@@ -283,6 +307,12 @@ pub struct SearchThread {
     /// (`Worker::count_job_done`), and jobs whose last line has been printed.
     jobs_done: Arc<AtomicU64>,
     jobs_printed: Arc<AtomicU64>,
+    /// Table and pool changes sent, and how many of them the worker has completed.
+    setups_sent: u64,
+    setups_done: Arc<AtomicU64>,
+    /// `isready`s handed to the worker to answer, and how many it has answered.
+    readies_sent: u64,
+    readies_printed: Arc<AtomicU64>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -292,6 +322,8 @@ impl SearchThread {
         let job_flags = Arc::new(StopFlags::default());
         let jobs_done = Arc::new(AtomicU64::new(0));
         let jobs_printed = Arc::new(AtomicU64::new(0));
+        let setups_done = Arc::new(AtomicU64::new(0));
+        let readies_printed = Arc::new(AtomicU64::new(0));
         memory::map_large_blocks();
         let (tasks, done) = upkeep::spawn();
         let mut worker = Worker {
@@ -306,8 +338,15 @@ impl SearchThread {
             idle_table: Arc::new(TranspositionTable::new(1)),
             tt_mb: tt.size_mb(),
             tt,
+            table_used: false,
             hash_wanted: None,
             resizing: None,
+            clearing: 0,
+            setups_received: 0,
+            setups_done: setups_done.clone(),
+            readies_owed: 0,
+            readies_printed: readies_printed.clone(),
+            ready_deadline: None,
             helpers_wanted: 0,
             tasks,
             done,
@@ -327,6 +366,10 @@ impl SearchThread {
             sent: 0,
             jobs_done,
             jobs_printed,
+            setups_sent: 0,
+            setups_done,
+            readies_sent: 0,
+            readies_printed,
             handle: Some(handle),
         }
     }
@@ -368,8 +411,35 @@ impl SearchThread {
     /// Jobs that only change the worker's state. They run in turn with the searches: a
     /// change sent during a search applies when it (and any search sent before the
     /// change) has ended.
-    pub fn send(&self, job: Job) {
+    pub fn send(&mut self, job: Job) {
+        if job.is_setup() {
+            self.setups_sent += 1;
+        }
         let _ = self.jobs.send((job, None));
+    }
+
+    /// `isready`, after [`SearchThread::wait_stopped`]: true if `readyok` is due now.
+    /// Otherwise the worker prints it once the table and pool changes sent before are
+    /// done, and the caller reads on meanwhile (a `quit` or `stop` is not held up). A
+    /// change queued behind a search that has not ended does not hold up `readyok`
+    /// (`isready` during a search is answered at once); `readyok`s come out in order.
+    pub fn ready(&mut self) -> bool {
+        self.forget_printed();
+        let owed = self.readies_sent > self.readies_printed.load(Ordering::Acquire);
+        if self.is_busy() {
+            // A job sent after the owed `isready`s is queued: the worker answers them
+            // before it starts that job, within milliseconds.
+            while self.readies_printed.load(Ordering::Acquire) < self.readies_sent {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            return true;
+        }
+        if !owed && self.setups_done.load(Ordering::Acquire) == self.setups_sent {
+            return true;
+        }
+        self.readies_sent += 1;
+        let _ = self.jobs.send((Job::Ready, None));
+        false
     }
 
     /// Drops the jobs whose last line is out from `pending`.
@@ -442,7 +512,7 @@ impl SearchThread {
                 }
             }
         }
-        let _ = self.jobs.send((Job::Quit, None));
+        let _ = self.jobs.send((Job::Finish, None));
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -480,15 +550,30 @@ struct Worker {
     /// The current search's stop flag for the helpers: raised when the main thread has
     /// finished.
     helpers_stop: Arc<StopFlags>,
-    /// A 1 MB table that threads hold while the real one is being replaced.
+    /// A 1 MB table that threads hold while the real one is being replaced, and that a
+    /// search uses (emptied first) while the real one is not ready.
     idle_table: Arc<TranspositionTable>,
     /// The hash table and the size in MB it was asked for.
     tt: Arc<TranspositionTable>,
     tt_mb: usize,
+    /// Whether a search has used `tt` since it was allocated or cleared: if not, it is
+    /// empty and `ucinewgame` need not clear it again.
+    table_used: bool,
     /// A size asked for while a resize was under way, applied when it ends.
     hash_wanted: Option<usize>,
     /// The size being allocated by the upkeep thread.
     resizing: Option<usize>,
+    /// Clears of `tt` given to the upkeep thread and not done yet.
+    clearing: usize,
+    /// Table and pool changes taken from the queue; published in `setups_done` whenever
+    /// all of them are done.
+    setups_received: u64,
+    setups_done: Arc<AtomicU64>,
+    /// `isready`s taken from the queue and not answered yet, and the count answered.
+    readies_owed: u64,
+    readies_printed: Arc<AtomicU64>,
+    /// When the oldest `readyok` owed is due whatever is not ready (`READY_PATIENCE`).
+    ready_deadline: Option<Instant>,
     helpers_wanted: usize,
     tasks: Sender<Task>,
     done: Receiver<Done>,
@@ -507,6 +592,18 @@ impl Worker {
             if let Some(flags) = flags {
                 self.searcher.set_flags(flags.clone());
                 self.job_flags = flags;
+            }
+            if job.is_setup() {
+                self.setups_received += 1;
+            }
+            if matches!(
+                job,
+                Job::Search { .. } | Job::Perft { .. } | Job::Bench { .. }
+            ) {
+                // The `isready`s sent before this job are answered before its output: the
+                // client sent it without waiting for them, and the search copes with a
+                // table that is not ready.
+                self.answer_ready();
             }
             match job {
                 Job::Search {
@@ -567,9 +664,15 @@ impl Worker {
                     continue;
                 }
                 Job::ClearHash => {
-                    // A table being allocated comes zeroed.
-                    if self.resizing.is_none() {
-                        self.give(Task::Clear(self.tt.clone()));
+                    // A table being allocated comes zeroed, and one that no search has
+                    // used since it was allocated or cleared is empty.
+                    if self.resizing.is_none() && self.table_used {
+                        self.table_used = false;
+                        self.clearing += 1;
+                        self.give(Task::Clear {
+                            tt: self.tt.clone(),
+                            threads: self.clearing_threads(),
+                        });
                     }
                     continue;
                 }
@@ -595,6 +698,21 @@ impl Worker {
                     self.searcher.clear();
                     continue;
                 }
+                Job::Ready => {
+                    // Answered by `next_job` once the changes before it are done.
+                    if self.readies_owed == 0 {
+                        self.ready_deadline = Some(Instant::now() + READY_PATIENCE);
+                    }
+                    self.readies_owed += 1;
+                    continue;
+                }
+                Job::Finish => {
+                    if self.readies_owed > 0 {
+                        self.settle_setups();
+                        self.answer_ready();
+                    }
+                    break;
+                }
                 Job::Quit => break,
             }
         }
@@ -605,11 +723,20 @@ impl Worker {
     }
 
     /// The next job. While the pool lacks helpers it adds them one at a time between
-    /// looks at the inbox, so a job never waits for more than one thread start.
+    /// looks at the inbox, so a job never waits for more than one thread start. Whenever
+    /// the table and pool changes taken so far are done, it says so to `isready`.
     fn next_job(&mut self, inbox: &Receiver<Queued>) -> Option<Queued> {
         loop {
             while let Ok(done) = self.done.try_recv() {
                 self.take_upkeep_done(done);
+            }
+            if self.setups_settled() {
+                self.setups_done
+                    .store(self.setups_received, Ordering::Release);
+                self.answer_ready();
+            } else if self.ready_deadline.is_some_and(|due| Instant::now() >= due) {
+                (self.output)(Report::Note(&self.unready_note()));
+                self.answer_ready();
             }
             if self.helpers.len() < self.helpers_wanted {
                 match inbox.try_recv() {
@@ -619,13 +746,17 @@ impl Worker {
                 }
                 continue;
             }
+            let ready_due = self
+                .ready_deadline
+                .map_or_else(crossbeam_channel::never, crossbeam_channel::at);
             select! {
                 recv(inbox) -> job => return job.ok(),
                 recv(self.done) -> done => match done {
                     Ok(done) => self.take_upkeep_done(done),
                     // The upkeep thread has gone (it panicked): only jobs are left.
                     Err(_) => return inbox.recv().ok(),
-                }
+                },
+                recv(ready_due) -> _ => {}
             }
         }
     }
@@ -651,6 +782,85 @@ impl Worker {
         }
     }
 
+    /// Threads that allocate or clear a table: the search's threads, as in other engines
+    /// (the upkeep thread caps them at one a core).
+    fn clearing_threads(&self) -> usize {
+        self.helpers_wanted + 1
+    }
+
+    /// Whether every table and pool change taken from the queue is done.
+    fn setups_settled(&self) -> bool {
+        self.resizing.is_none()
+            && self.hash_wanted.is_none()
+            && self.clearing == 0
+            && self.helpers.len() >= self.helpers_wanted
+    }
+
+    /// Waits until every table and pool change taken from the queue is done.
+    fn settle_setups(&mut self) {
+        while !self.setups_settled() {
+            if self.helpers.len() < self.helpers_wanted {
+                self.add_helper();
+                continue;
+            }
+            match self.done.recv() {
+                Ok(done) => self.take_upkeep_done(done),
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Prints the `readyok`s owed.
+    fn answer_ready(&mut self) {
+        self.ready_deadline = None;
+        while self.readies_owed > 0 {
+            (self.output)(Report::Ready);
+            self.readies_owed -= 1;
+            self.readies_printed.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// What is still not ready when `readyok` cannot wait any longer.
+    fn unready_note(&self) -> String {
+        let mut unready = Vec::new();
+        if let Some(mb) = self.resizing {
+            unready.push(format!(
+                "the {mb} MB hash table is still being allocated; until it is ready, \
+                 searches use a 1 MB table"
+            ));
+        } else if self.clearing > 0 {
+            unready.push(
+                "the hash table is still being cleared; until it is, searches use a 1 MB table"
+                    .to_string(),
+            );
+        }
+        if self.helpers.len() < self.helpers_wanted {
+            unready.push(format!(
+                "{} of {} search threads started; searches use those there are",
+                self.helpers.len() + 1,
+                self.helpers_wanted + 1
+            ));
+        }
+        format!(
+            "not ready after {} s: {}",
+            READY_PATIENCE.as_secs(),
+            unready.join("; ")
+        )
+    }
+
+    /// The table a search uses: the hash table once it is allocated and cleared; before
+    /// that (a `go` that did not wait for `readyok`, or cut its wait short) the small idle
+    /// table, emptied so the search does not depend on what an earlier one left there.
+    fn search_table(&mut self) -> Arc<TranspositionTable> {
+        if self.resizing.is_none() && self.clearing == 0 {
+            self.table_used = true;
+            self.tt.clone()
+        } else {
+            self.idle_table.clear();
+            self.idle_table.clone()
+        }
+    }
+
     /// Starts the resize asked for, unless one is under way (`finish` starts the next).
     fn start_resize(&mut self) {
         if self.resizing.is_some() {
@@ -669,7 +879,13 @@ impl Worker {
         let old_mb = self.tt_mb;
         self.tt_mb = 1;
         self.resizing = Some(mb);
-        self.give(Task::Resize { mb, old, old_mb });
+        let threads = self.clearing_threads();
+        self.give(Task::Resize {
+            mb,
+            old,
+            old_mb,
+            threads,
+        });
     }
 
     /// Takes in the upkeep thread's answer to one task.
@@ -678,6 +894,7 @@ impl Worker {
         match done {
             Done::Table(result) => {
                 let asked = self.resizing.take().unwrap_or(1);
+                self.table_used = false;
                 (self.tt, self.tt_mb) = match result {
                     Ok(tt) => (tt, asked),
                     Err((why, fallback)) => {
@@ -688,7 +905,7 @@ impl Worker {
                 };
                 self.start_resize();
             }
-            Done::Cleared => {}
+            Done::Cleared => self.clearing -= 1,
             Done::Tables { result, report } => match result {
                 Ok(tables) => {
                     self.tables_note = Some(format!(
@@ -709,28 +926,38 @@ impl Worker {
     }
 
     /// Before a search: completes the pool and waits for the upkeep thread's work, unless
-    /// `stop` comes first; the search then runs with the threads and tables there are.
-    fn prepare(&mut self) {
+    /// `stop` comes first or `budget` runs out; the search then runs with the threads and
+    /// tables there are. Returns how long it waited.
+    fn prepare(&mut self, budget: Option<Duration>) -> Duration {
         const POLL: Duration = Duration::from_micros(500);
+        let started = Instant::now();
         loop {
             while let Ok(done) = self.done.try_recv() {
                 self.take_upkeep_done(done);
             }
             if self.job_flags.stop.load(Ordering::Relaxed) {
-                return;
+                break;
+            }
+            let left = budget.map(|b| b.saturating_sub(started.elapsed()));
+            if left == Some(Duration::ZERO) {
+                break;
             }
             if self.helpers.len() < self.helpers_wanted {
                 self.add_helper();
             } else if self.outstanding == 0 {
-                return;
+                break;
             } else {
-                match self.done.recv_timeout(POLL) {
+                match self
+                    .done
+                    .recv_timeout(left.map_or(POLL, |left| left.min(POLL)))
+                {
                     Ok(done) => self.take_upkeep_done(done),
                     Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => return,
+                    Err(RecvTimeoutError::Disconnected) => break,
                 }
             }
         }
+        started.elapsed()
     }
 
     /// The job's last line is out.
@@ -758,11 +985,21 @@ impl Worker {
     fn run_search(
         &mut self,
         position: &mut Position,
-        limits: Limits,
+        mut limits: Limits,
         infinite: bool,
         setup: SearchSetup,
     ) -> SearchResult {
-        self.prepare();
+        // A search on the clock waits for the table and the pool at most a quarter of its
+        // soft limit, and that wait counts against its time (unless the clock has not
+        // started: pondering). Without a clock nothing can be late, and waiting keeps
+        // such searches independent of how fast the machine allocates.
+        let waited = self.prepare(limits.time.map(|time| time.soft / 4));
+        if !self.job_flags.pondering.load(Ordering::Relaxed) {
+            if let Some(time) = &mut limits.time {
+                time.soft = time.soft.saturating_sub(waited);
+                time.hard = time.hard.saturating_sub(waited);
+            }
+        }
         if let Some(note) = self.tables_note.take() {
             (self.output)(Report::Note(&note));
         }
@@ -772,9 +1009,10 @@ impl Worker {
             setup.probe.depth,
             setup.probe.rule50,
         );
-        self.searcher.tt = self.tt.clone();
+        let tt = self.search_table();
+        self.searcher.tt = tt.clone();
         // One generation per search, started before any thread of it stores an entry.
-        self.tt.new_search();
+        tt.new_search();
         // Helpers search without limits of their own: the main thread stops them.
         self.helpers_stop = Arc::new(StopFlags::default());
         // Handing a search to a thousand helpers takes tens of milliseconds on two cores:
@@ -798,7 +1036,7 @@ impl Worker {
                 limits: helper_limits,
                 tablebases: tablebases.clone(),
                 network: setup.network.clone(),
-                tt: self.tt.clone(),
+                tt: tt.clone(),
                 helpers_stop: self.helpers_stop.clone(),
                 job_flags: self.job_flags.clone(),
                 nodes: h.nodes.clone(),

@@ -1,6 +1,10 @@
 //! The upkeep thread: allocates and clears hash tables and scans Syzygy directories for the
 //! search thread, so neither the UCI thread nor a `stop` waits for that work. Tasks run one
-//! at a time in the order given; each one answers with exactly one `Done`.
+//! at a time in the order given; each one answers with exactly one `Done`. A table is
+//! allocated, made resident and cleared by as many threads as the search has (at most one
+//! a core), started here for the task: the helpers themselves run at idle priority, and on
+//! a busy machine they would leave the clearing, and the `readyok` that waits for it, to
+//! starve.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,8 +22,12 @@ pub enum Task {
         mb: usize,
         old: Arc<TranspositionTable>,
         old_mb: usize,
+        threads: usize,
     },
-    Clear(Arc<TranspositionTable>),
+    Clear {
+        tt: Arc<TranspositionTable>,
+        threads: usize,
+    },
     LoadTables {
         path: String,
         report: bool,
@@ -63,16 +71,21 @@ pub fn spawn() -> (Sender<Task>, Receiver<Done>) {
 
 fn run(task: Task) -> Done {
     match task {
-        Task::Resize { mb, old, old_mb } => {
+        Task::Resize {
+            mb,
+            old,
+            old_mb,
+            threads,
+        } => {
             let deadline = Instant::now() + OLD_TABLE_PATIENCE;
             while Arc::strong_count(&old) > 1 && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_micros(500));
             }
             drop(old);
-            Done::Table(match TranspositionTable::try_new(mb) {
+            Done::Table(match TranspositionTable::try_new(mb, threads) {
                 Some(tt) => Ok(Arc::new(tt)),
                 None => {
-                    let fallback = TranspositionTable::try_new(old_mb)
+                    let fallback = TranspositionTable::try_new(old_mb, threads)
                         .unwrap_or_else(|| TranspositionTable::new(1));
                     let why = format!(
                         "cannot allocate {mb} MB for the hash table; using {} MB",
@@ -82,8 +95,8 @@ fn run(task: Task) -> Done {
                 }
             })
         }
-        Task::Clear(tt) => {
-            tt.clear();
+        Task::Clear { tt, threads } => {
+            tt.clear_with_threads(threads);
             Done::Cleared
         }
         Task::LoadTables { path, report } => Done::Tables {

@@ -27,6 +27,7 @@ pub fn report(report: &Report) -> Vec<String> {
         Report::PerftTotal(nodes) => vec![String::new(), format!("Nodes searched: {nodes}")],
         Report::BenchTotal { nodes, nps } => vec![format!("{nodes} nodes {nps} nps")],
         Report::Note(text) => vec![format!("info string {text}")],
+        Report::Ready => vec!["readyok".to_string()],
     }
 }
 

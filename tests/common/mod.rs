@@ -493,6 +493,21 @@ impl Engine {
         self.child.id()
     }
 
+    /// A number from the engine process's `/proc/<pid>/status` line `field:` (Linux), if
+    /// it can be read: `VmRSS` in kB, `Threads`.
+    pub fn status_field(&self, field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?;
+        line.split_whitespace().next()?.parse().ok()
+    }
+
+    /// Resident memory of the engine process in MB (Linux), if it can be read.
+    pub fn resident_mb(&self) -> Option<u64> {
+        self.status_field("VmRSS").map(|kb| kb / 1024)
+    }
+
     // --- Lines only ----------------------------------------------------------------------
 
     /// Hands one line (without its newline) to the writer thread; false if stdin is
