@@ -782,10 +782,13 @@ impl Worker {
         }
     }
 
-    /// Threads that allocate or clear a table: the search's threads, as in other engines
-    /// (the upkeep thread caps them at one a core).
+    /// Threads that allocate or clear a table: the search's threads, as in other engines,
+    /// but with one core left to the command and search threads, which keep working while
+    /// the table is made (`stop`, a `go` on the small table). On this two-core machine two
+    /// threads cleared no faster than one (docs/reliability.md).
     fn clearing_threads(&self) -> usize {
-        self.helpers_wanted + 1
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (self.helpers_wanted + 1).min(cores - 1).max(1)
     }
 
     /// Whether every table and pool change taken from the queue is done.
