@@ -864,7 +864,8 @@ impl Worker {
         }
     }
 
-    /// Starts the resize asked for, unless one is under way (`finish` starts the next).
+    /// Starts the resize asked for, unless one is under way (`take_upkeep_done` starts the
+    /// next).
     fn start_resize(&mut self) {
         if self.resizing.is_some() {
             return;
