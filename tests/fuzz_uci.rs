@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     castling_mode, check_line, check_move, fen_of, legal_move, parse_bestmove, percentiles,
-    syzygy_dir, Engine, Line, Stream,
+    quiet_machine, syzygy_dir, Engine, Line, Stream,
 };
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -63,8 +63,8 @@ const QUIT_TIMEOUT: Duration = Duration::from_secs(5);
 /// What "a very long line" means here.
 const LONG_LINE: usize = 100 * 1024;
 
-/// The issue's targets for the 99th percentiles, asserted in the long runs (run by hand on a
-/// quiet machine).
+/// The issue's targets for the 99th percentiles, asserted in the long runs on a quiet
+/// machine (`common::quiet_machine`).
 const LATENCY_READY: Duration = Duration::from_millis(10);
 const LATENCY_STOP: Duration = Duration::from_millis(50);
 /// The CI run's limits: ten times looser, for a CI machine that runs other builds on both
@@ -97,7 +97,15 @@ fn fuzz_uci_long() {
     });
     let stats = fuzz(seed, lines);
     println!("{stats}");
-    stats.assert_latency(LATENCY_READY, LATENCY_STOP);
+    if quiet_machine() {
+        stats.assert_latency(LATENCY_READY, LATENCY_STOP);
+    } else {
+        println!(
+            "targets of a quiet machine (BASALT_QUIET_MACHINE unset, not asserted): isready \
+             p99 {LATENCY_READY:?}, stop p99 {LATENCY_STOP:?}; holding the CI limits"
+        );
+        stats.assert_latency(CI_LATENCY_READY, CI_LATENCY_STOP);
+    }
 }
 
 fn parse_seed(text: &str) -> u64 {
@@ -368,7 +376,7 @@ impl Model {
                     Setting::SyzygyOff
                 } else {
                     Setting::SyzygyScan {
-                        fails: syzygy_dir() != Some(path.trim()),
+                        fails: path.trim() != syzygy_dir(),
                     }
                 })
             }
@@ -1108,7 +1116,7 @@ impl Fuzz {
         }
         // The search thread says what it found before the first search after a scan.
         if text.starts_with("Syzygy: ") && text.contains(" table files, up to ") {
-            if syzygy_dir().is_none() || self.jobs.is_empty() {
+            if self.jobs.is_empty() {
                 self.fail(format!(
                     "tables reported without tables or a search: {text}"
                 ));
@@ -1697,7 +1705,7 @@ impl Generator {
             23 => format!(
                 "setoption name SyzygyPath value {}",
                 if r.random_bool(0.5) {
-                    syzygy_dir().unwrap_or("/nonexistent/syzygy")
+                    syzygy_dir()
                 } else {
                     "/nonexistent/syzygy"
                 }
