@@ -55,6 +55,8 @@ use shakmaty::{CastlingMode, Chess, Move, Position};
 /// `isready` must be answered within this however busy the engine is. Far above the few
 /// milliseconds it needs, so a chess match on the other core does not make the test flaky.
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
+/// A failed Syzygy scan must be reported within this once the lines are all sent.
+const TABLES_REPORT_TIMEOUT: Duration = Duration::from_secs(60);
 /// A search must answer `stop` with its `bestmove` within this.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The engine must exit within this after `quit`.
@@ -1051,9 +1053,12 @@ impl Fuzz {
         Some(job)
     }
 
-    /// Failed Syzygy scans are reported by the search thread when it gets to them.
+    /// Failed Syzygy scans are reported by the search thread when it gets to them: after the
+    /// table work queued before them (up to 1 GB to allocate and zero, which took more than
+    /// `READY_TIMEOUT` with every core busy), so the deadline only catches a report that
+    /// never comes.
     fn await_tables_reports(&mut self) {
-        let deadline = Instant::now() + READY_TIMEOUT;
+        let deadline = Instant::now() + TABLES_REPORT_TIMEOUT;
         while self.tables_reports_due > 0 {
             if !self.pump_until(deadline) {
                 self.fail(format!(

@@ -1006,39 +1006,70 @@ fn mate_search_reports_the_mate() {
     assert_eq!(search.last_exact().score, Score::Mate(1));
 }
 
-/// 30 moves on a 25 ms clock: the engine plans a millisecond or two for each, so a move
-/// that comes back after 25 ms is the machine not running it (see `CI_PERCENTILE`). Three
-/// such moves are allowed (the 90th percentile, nearest rank, is the 27th of 30); a time
-/// manager that plans too much, or a stop that is not polled often enough, is late on most
-/// moves and fails.
+/// `per_position` moves from each of `fens` with `go`, each after a `go depth 1`: the
+/// latencies of both. Depth 1 is the shortest search there is (the first iteration always
+/// completes), so its latency is what the machine adds to any move: the pipes, and the
+/// search thread's wait for a core.
+fn moves_on_a_clock(
+    e: &mut Engine,
+    fens: &[&str],
+    go: &str,
+    per_position: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut moves, mut shortest) = (Vec::new(), Vec::new());
+    for fen in fens {
+        e.send(&format!("position fen {fen}"));
+        for _ in 0..per_position {
+            for (command, times) in [("go depth 1", &mut shortest), (go, &mut moves)] {
+                let search = e.go_within(command, Duration::from_secs(2));
+                check_search(fen, false, &search);
+                times.push(search.elapsed);
+            }
+        }
+    }
+    (moves, shortest)
+}
+
+/// Moves on a `clock` come back inside it: the median, and nine in ten once what the
+/// machine adds is allowed for. On such a clock the engine plans the shortest search or
+/// little more, well under a millisecond of its own; a move later than that waited for a
+/// core, and where every core is busy the search thread waits for one for several of the
+/// scheduler's slices (measured: up to 20 ms with four spinning threads on two cores, where
+/// `isready`, answered by the command thread with its short slice, took 30 µs). So the
+/// 90th percentile of the moves is held to the clock plus the 90th percentile of `go depth
+/// 1` taken between them. A time manager that plans too much, or a stop that is polled too
+/// rarely, makes most moves late and fails either bound.
+fn assert_inside_the_clock(what: &str, moves: &[Duration], shortest: &[Duration], clock: Duration) {
+    let (median, p90) = (common::percentile(moves, 50), common::percentile(moves, 90));
+    let machine = common::percentile(shortest, 90);
+    println!(
+        "{what}: median {median:?} p90 {p90:?} max {:?} over {} moves; go depth 1 p90 {machine:?}",
+        common::percentile(moves, 100),
+        moves.len()
+    );
+    assert!(median < clock, "{what}: median {median:?}");
+    assert!(
+        p90 < clock + machine,
+        "{what}: 90th percentile {p90:?}, over {clock:?} and the machine's {machine:?}"
+    );
+}
+
+/// 30 moves on a 25 ms clock (`assert_inside_the_clock`).
 #[test]
 fn tiny_clock_answers_inside_it() {
     let _cpu = exclusive_cpu();
     let mut e = Engine::ready();
-    let mut times = Vec::new();
-    for fen in [
+    let fens = [
         STARTPOS,
         KIWIPETE,
         "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 2 3",
-    ] {
-        e.send(&format!("position fen {fen}"));
-        for _ in 0..10 {
-            let search = e.go_within("go wtime 25 btime 25", Duration::from_secs(2));
-            check_search(fen, false, &search);
-            times.push(search.elapsed);
-        }
-    }
-    let p90 = common::percentile(&times, 90);
-    let p = percentiles(&times);
-    println!(
-        "go wtime 25 btime 25: median {:?} p90 {p90:?} max {:?} over {} moves",
-        p.p50,
-        p.max,
-        times.len()
-    );
-    assert!(
-        p90 < Duration::from_millis(25),
-        "more than 3 of 30 moves over the 25 ms clock: 90th percentile {p90:?}"
+    ];
+    let (moves, shortest) = moves_on_a_clock(&mut e, &fens, "go wtime 25 btime 25", 10);
+    assert_inside_the_clock(
+        "go wtime 25 btime 25",
+        &moves,
+        &shortest,
+        Duration::from_millis(25),
     );
 }
 
@@ -1466,8 +1497,14 @@ fn resident_mb(e: &Engine) -> Option<u64> {
 fn settle_after(e: &mut Engine, line: &str) {
     e.send(line);
     e.send("position startpos");
-    e.go("go depth 1");
+    // The search waits for the new table. The first touch of 512 MB took 4 s on this
+    // project's (virtual) machine with nothing else running and more than `PATIENCE` with
+    // every core busy, so the deadline here is only there to catch a hang.
+    e.go_within("go depth 1", TABLE_PATIENCE);
 }
+
+/// How long a search may wait for a big table to be allocated and zeroed (`settle_after`).
+const TABLE_PATIENCE: Duration = Duration::from_secs(60);
 
 /// `Hash` allocates what it promises, resizing frees the old table, and a size the machine
 /// cannot give is refused with one info string while the old table stays in use.
@@ -1524,9 +1561,8 @@ fn hash_sizes_allocate_and_free_their_memory() {
     check_search(STARTPOS, false, &search);
 }
 
-/// With both cores busy (two spinning threads here, besides whatever else runs), moves on
-/// a 10 ms clock with no increment still come back inside the 10 ms: the median and nine
-/// in ten of 60.
+/// With both cores busy (two spinning threads here, besides whatever else runs), 60 moves
+/// on a 10 ms clock with no increment (`assert_inside_the_clock`).
 #[test]
 fn ten_millisecond_clock_on_a_loaded_machine() {
     let _cpu = exclusive_cpu();
@@ -1543,35 +1579,18 @@ fn ten_millisecond_clock_on_a_loaded_machine() {
             })
         })
         .collect();
-    let mut times = Vec::new();
-    for fen in [STARTPOS, KIWIPETE] {
-        e.send(&format!("position fen {fen}"));
-        for _ in 0..30 {
-            let search = e.go_within("go wtime 10 btime 10 winc 0 binc 0", Duration::from_secs(2));
-            check_search(fen, false, &search);
-            times.push(search.elapsed);
-        }
-    }
+    let go = "go wtime 10 btime 10 winc 0 binc 0";
+    let (moves, shortest) = moves_on_a_clock(&mut e, &[STARTPOS, KIWIPETE], go, 30);
     burning.store(false, std::sync::atomic::Ordering::Relaxed);
     for b in burners {
         let _ = b.join();
     }
-    let p = percentiles(&times);
-    let p90 = common::percentile(&times, 90);
-    println!(
-        "go wtime 10 on a loaded machine: median {:?} p90 {p90:?} p95 {:?} max {:?} over {} moves",
-        p.p50,
-        p.p95,
-        p.max,
-        times.len()
+    assert_inside_the_clock(
+        "go wtime 10 on a loaded machine",
+        &moves,
+        &shortest,
+        Duration::from_millis(10),
     );
-    // The engine's own share is well under a millisecond, and it plans a first iteration
-    // only; a move over the clock is the scheduler of a loaded machine (here two spinning
-    // threads besides whatever else runs), whose outliers come in ones and twos. Six of 60
-    // are allowed (the 90th percentile, nearest rank); a regression that makes the engine
-    // late does so on most moves.
-    assert!(p.p50 < Duration::from_millis(10), "median {:?}", p.p50);
-    assert!(p90 < Duration::from_millis(10), "90th percentile {p90:?}");
 }
 
 /// The `info` lines of one search grouped by depth: `lines[d]` holds the exact lines of
