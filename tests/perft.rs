@@ -3,8 +3,9 @@
 //!
 //! `cargo test --release --test perft` runs the fast checks: every position of every suite,
 //! each to the depths whose published count fits a per-suite node cap (see `perft/README.md`).
-//! `cargo test --release --test perft -- --ignored` runs every suite to its deepest listed
-//! count, which takes hours; `PERFT_SUITES=cpw_positions,fischer` limits it to some suites.
+//! `cargo test --release --test perft -- --ignored` checks every count of up to 10 million
+//! leaves in every suite (minutes); `PERFT_MAX_LEAVES=all` every count, which takes hours;
+//! `PERFT_SUITES=cpw_positions,fischer` limits it to some suites.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -87,10 +88,10 @@ struct Limits {
     max_nodes: u64,
 }
 
-const FULL: Limits = Limits {
-    max_depth: u32::MAX,
-    max_nodes: u64::MAX,
-};
+/// The ignored deep run's cap on the leaves of a count, unless `PERFT_MAX_LEAVES` sets one:
+/// 26 billion leaves in all, about 7 minutes on two busy cores. The fast tests' caps are
+/// 0.3 to 30 million a suite; this takes every suite to 10 million.
+const DEEP_MAX_LEAVES: u64 = 10_000_000;
 
 /// Fast-test limits. The caps are sized for `--release`; an unoptimised build counts some
 /// thirty times slower, so it checks less rather than taking many minutes.
@@ -258,16 +259,28 @@ fn random_marcel_suite() {
     check_suite("random_marcel", fast(300_000), 1);
 }
 
-/// Every suite to every listed depth, on all cores. Hours of CPU; run by hand.
+/// Every suite to every listed depth whose count is at most `PERFT_MAX_LEAVES` (default
+/// `DEEP_MAX_LEAVES`; `all` for every count, hours of CPU), on all cores.
 #[test]
-#[ignore]
-fn all_suites_full_depth() {
+#[ignore = "minutes of CPU on all cores (hours with PERFT_MAX_LEAVES=all); run by hand"]
+fn all_suites_deep() {
+    let max_nodes = match std::env::var("PERFT_MAX_LEAVES").as_deref() {
+        Err(_) => DEEP_MAX_LEAVES,
+        Ok("all") => u64::MAX,
+        Ok(n) => n
+            .parse()
+            .unwrap_or_else(|_| panic!("PERFT_MAX_LEAVES is a number or `all`, not {n:?}")),
+    };
     let wanted = std::env::var("PERFT_SUITES").unwrap_or_default();
     let wanted: Vec<&str> = wanted.split(',').filter(|s| !s.is_empty()).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let limits = Limits {
+        max_depth: u32::MAX,
+        max_nodes,
+    };
     for suite in SUITES {
         if wanted.is_empty() || wanted.contains(&suite) {
-            check_suite(suite, FULL, threads);
+            check_suite(suite, limits, threads);
         }
     }
 }

@@ -67,6 +67,7 @@ fn run_script(script: &str, args: &[&str]) {
         .arg(script)
         .arg(common::binary())
         .args(args)
+        .env("BASALT_SEED", common::STRENGTH_SEED)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -108,13 +109,7 @@ fn python_chess_selfplay() {
 /// (`tests/python/features.py`).
 #[test]
 fn python_chess_multipv_wdl_options_and_ponder() {
-    let syzygy = common::SYZYGY_DIR;
-    if std::path::Path::new(syzygy).is_dir() {
-        run_script(FEATURES_SCRIPT, &[syzygy]);
-    } else {
-        println!("no Syzygy tables at {syzygy}: the tablebase analysis is skipped");
-        run_script(FEATURES_SCRIPT, &[]);
-    }
+    run_script(FEATURES_SCRIPT, &[common::syzygy_dir()]);
 }
 
 /// `analyse` with `Limit(nodes=20000)` reports 20,000 nodes (up to one polling interval

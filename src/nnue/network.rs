@@ -672,7 +672,7 @@ mod tests {
     }
 
     #[test]
-    fn arbitrary_bytes_never_panic() {
+    fn arbitrary_bytes_are_refused_without_panicking() {
         let bytes = small_network().to_bytes();
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..200 {
@@ -681,10 +681,20 @@ mod tests {
                 .wrapping_add(1);
             let len = (state >> 33) as usize % 64;
             let junk: Vec<u8> = (0..len).map(|i| (state >> (i % 56)) as u8).collect();
-            let _ = Network::from_bytes(&junk);
+            let error = error_of(&junk);
+            if len < HEADER_BYTES {
+                assert!(error.contains("shorter than"), "{len} bytes: {error}");
+            } else {
+                assert!(error.contains("bad magic"), "{len} bytes: {error}");
+            }
+            // A valid header with a short body of junk: refused (for its size, or for the
+            // fields of a later version that the junk fills), and never read past its end.
             let mut header_only = bytes[..HEADER_BYTES].to_vec();
             header_only.extend_from_slice(&junk);
-            let _ = Network::from_bytes(&header_only);
+            assert!(
+                Network::from_bytes(&header_only).is_err(),
+                "header and {len} bytes of junk accepted"
+            );
         }
     }
 

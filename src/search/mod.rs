@@ -293,12 +293,19 @@ pub struct Searcher {
     root_tb_score: Option<i32>,
 }
 
-/// A seed for the `UCI_LimitStrength` pick that differs from run to run (and cannot fail,
-/// unlike asking the OS for entropy).
-fn clock_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
+/// The seed of the `UCI_LimitStrength` pick: the clock, so that a weakened engine's games
+/// differ from run to run (and it cannot fail, unlike asking the OS for entropy), unless
+/// the environment variable `BASALT_SEED` gives one. The tests set it: with it the picks
+/// are the same on every run, so a check on them cannot fail by chance.
+fn strength_seed() -> u64 {
+    std::env::var("BASALT_SEED")
+        .ok()
+        .and_then(|seed| seed.trim().parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        })
 }
 
 impl Searcher {
@@ -315,7 +322,7 @@ impl Searcher {
             network: None,
             accumulators: AccumulatorStack::new(),
             strength: None,
-            rng: StdRng::seed_from_u64(clock_seed()),
+            rng: StdRng::seed_from_u64(strength_seed()),
             tb_hit_counter: Arc::new(AtomicU64::new(0)),
             tb_hits: 0,
             on_root_move: None,

@@ -213,6 +213,8 @@ mod tests {
         assert_eq!(nice_inside, niceness());
         if slice.0 != 0 {
             assert_eq!(slice.1, UCI_SLICE_NS, "slice before {}", slice.0);
+        } else {
+            println!("SKIPPED: the kernel shows no time slice (before 6.12), so its length is not checked");
         }
         assert_ne!(
             slice_ns(),

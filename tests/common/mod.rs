@@ -33,9 +33,15 @@ pub fn binary() -> String {
     std::env::var("BASALT_BIN").unwrap_or_else(|_| BINARY.to_string())
 }
 
+/// The `UCI_LimitStrength` seed every engine under test runs with (`BASALT_SEED`): its
+/// random picks are then the same on every run, and a test of them cannot fail by chance.
+pub const STRENGTH_SEED: &str = "20251203";
+
 /// A command that runs the engine under test (add the arguments).
 pub fn basalt() -> Command {
-    Command::new(binary())
+    let mut command = Command::new(binary());
+    command.env("BASALT_SEED", STRENGTH_SEED);
+    command
 }
 
 /// Deadline for anything that should finish quickly; only reached when something hangs.
@@ -79,40 +85,57 @@ pub struct Percentiles {
 
 /// Median, 95th and 99th percentile (nearest rank) and maximum; all zero without samples.
 pub fn percentiles(samples: &[Duration]) -> Percentiles {
+    Percentiles {
+        p50: percentile(samples, 50),
+        p95: percentile(samples, 95),
+        p99: percentile(samples, 99),
+        max: percentile(samples, 100),
+    }
+}
+
+/// Whether the ignored latency runs should hold the 10 ms / 50 ms targets of
+/// docs/reliability.md: those are the engine's figures on a quiet machine, and a machine
+/// that runs other builds misses them by its own scheduling alone. Set
+/// `BASALT_QUIET_MACHINE=1` where nothing else runs; without it the runs print the targets
+/// beside what they measured and hold the CI limits.
+pub fn quiet_machine() -> bool {
+    std::env::var_os("BASALT_QUIET_MACHINE").is_some()
+}
+
+/// The `p`th percentile by nearest rank: the smallest sample that at least `p`% of the
+/// samples do not exceed (zero without samples). Of n samples, `n - ceil(n * p / 100)` may
+/// lie above it: a 95th percentile over 40 samples lets 2 through, a 99th over 40 none
+/// (it is the maximum), a 99th over 200 two.
+pub fn percentile(samples: &[Duration], p: usize) -> Duration {
     let mut sorted = samples.to_vec();
     sorted.sort();
-    if sorted.is_empty() {
-        return Percentiles::default();
-    }
-    let rank = |p: usize| sorted[(sorted.len() * p).div_ceil(100).max(1) - 1];
-    Percentiles {
-        p50: rank(50),
-        p95: rank(95),
-        p99: rank(99),
-        max: sorted[sorted.len() - 1],
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n => sorted[(n * p).div_ceil(100).clamp(1, n) - 1],
     }
 }
 
-/// Where the 3- and 4-piece Syzygy tables shipped beside the repository are, if present.
-pub const SYZYGY_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/syzygy");
+/// The Syzygy tables the tests probe, shipped in the repository (tests/data/syzygy/README.md).
+pub const SYZYGY_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/syzygy");
 
-/// The Syzygy tables' directory, if it holds the tables.
-pub fn syzygy_dir() -> Option<&'static str> {
-    std::path::Path::new(SYZYGY_DIR)
-        .join("KRvK.rtbw")
-        .is_file()
-        .then_some(SYZYGY_DIR)
-}
+/// The endings in `SYZYGY_DIR`, each as a WDL and a DTZ file: every 3-piece ending and the
+/// two 4-piece ones the UCI tests play (a KQvKR win, a KRvKR draw).
+pub const SYZYGY_ENDINGS: [&str; 7] = ["KBvK", "KNvK", "KPvK", "KQvK", "KRvK", "KQvKR", "KRvKR"];
 
-/// `syzygy_dir`, saying `SKIPPED` (on stdout and stderr) when the tables are missing.
-pub fn syzygy_dir_or_skip() -> Option<&'static str> {
-    let dir = syzygy_dir();
-    if dir.is_none() {
-        let message = format!("SKIPPED: no Syzygy tables at {SYZYGY_DIR}");
-        println!("{message}");
-        eprintln!("{message}");
-    }
-    dir
+/// `SYZYGY_DIR`, after checking that every table is there: the one place that decides
+/// whether the tables are present, and a missing one fails the test that needs it (a skip
+/// would let a broken checkout pass).
+pub fn syzygy_dir() -> &'static str {
+    let missing: Vec<String> = SYZYGY_ENDINGS
+        .iter()
+        .flat_map(|ending| [format!("{ending}.rtbw"), format!("{ending}.rtbz")])
+        .filter(|file| !std::path::Path::new(SYZYGY_DIR).join(file).is_file())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "Syzygy tables missing from {SYZYGY_DIR}: {missing:?} (they ship with the repository)"
+    );
+    SYZYGY_DIR
 }
 
 // ---------------------------------------------------------------------------------------

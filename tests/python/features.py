@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Basalt's newer UCI features through python-chess, configured the way lichess-bot does.
 
-Usage: features.py <path to the basalt binary> [<Syzygy table directory>]
+Usage: features.py <path to the basalt binary> <Syzygy table directory>
 
 1. Every option lichess-bot's default config.yml passes (Move Overhead, Threads, Hash), the
    ones its documentation suggests (SyzygyPath, UCI_ShowWDL) and UCI_Opponent are set with
@@ -9,7 +9,7 @@ Usage: features.py <path to the basalt binary> [<Syzygy table directory>]
    it directly must be refused, as lichess-bot expects.
 2. `analysis` with MultiPV 3 and UCI_ShowWDL: every info line python-chess reads must parse
    (no complaint logged) and carry a score and wdl; the final lines are 3 distinct legal PVs.
-3. With the tables given: a KRvK analysis reports tablebase hits and a winning score.
+3. A KRvK analysis with the tables reports tablebase hits and a winning score.
 4. A short standard game and a short Chess960 game, both engines pondering.
 5. UCI_LimitStrength with UCI_Elo 1320 (a casual bot): ten moves from the start position,
    all legal and not all the same.
@@ -56,7 +56,7 @@ def start_engine(binary, syzygy):
         "Move Overhead": 100,
         "Threads": 2,
         "Hash": 256,
-        "SyzygyPath": syzygy or "<empty>",
+        "SyzygyPath": syzygy,
         "UCI_ShowWDL": True,
         "UCI_Opponent": "BOT 2000 computer Some Bot",
     }
@@ -132,9 +132,13 @@ def check_tablebase_analysis(engine):
 
 
 def check_limit_strength(engine):
-    """A casual bot's settings: UCI_LimitStrength with UCI_Elo, moves played on a clock."""
+    """A casual bot's settings: UCI_LimitStrength with UCI_Elo, moves played on a clock.
+
+    On one thread: the engine's picks then follow its seed alone (BASALT_SEED, which the
+    Rust test sets), so whether the ten moves vary does not depend on the scheduler.
+    """
     WATCHDOG.arm(10, "configure UCI_LimitStrength")
-    engine.configure({"UCI_LimitStrength": True, "UCI_Elo": 1320})
+    engine.configure({"UCI_LimitStrength": True, "UCI_Elo": 1320, "Threads": 1})
     WATCHDOG.disarm()
     board = chess.Board()
     chosen = set()
@@ -147,7 +151,7 @@ def check_limit_strength(engine):
             fail(f"UCI_Elo 1320 played an illegal move {result.move}")
         chosen.add(result.move.uci())
     WATCHDOG.arm(10, "configure UCI_LimitStrength off")
-    engine.configure({"UCI_LimitStrength": False})
+    engine.configure({"UCI_LimitStrength": False, "Threads": 2})
     WATCHDOG.disarm()
     if len(chosen) < 2:
         fail(f"UCI_Elo 1320 played the same first move ten times: {chosen}")
@@ -155,11 +159,10 @@ def check_limit_strength(engine):
 
 
 def main():
-    if len(sys.argv) not in (2, 3):
+    if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    binary = sys.argv[1]
-    syzygy = sys.argv[2] if len(sys.argv) == 3 else None
+    binary, syzygy = sys.argv[1], sys.argv[2]
     selfplay.install_traffic_logger()
 
     started = time.perf_counter()
@@ -167,11 +170,11 @@ def main():
     black = start_engine(binary, syzygy)
     engines = {chess.WHITE: white, chess.BLACK: black}
 
-    summaries = [check_multipv_analysis(white), check_limit_strength(black)]
-    if syzygy:
-        summaries.append(check_tablebase_analysis(black))
-    else:
-        summaries.append("no Syzygy tables given: tablebase analysis skipped")
+    summaries = [
+        check_multipv_analysis(white),
+        check_limit_strength(black),
+        check_tablebase_analysis(black),
+    ]
     summaries.append(
         play_game(engines, chess.Board(), 2.0, 0.02, 40, ponder=True, label="standard game, ponder")
     )

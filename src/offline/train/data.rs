@@ -219,8 +219,7 @@ impl TrainingSample {
 }
 
 /// Records made from positions, for tests and trial runs only (real data comes from
-/// `basalt datagen`).
-#[cfg(test)]
+/// `basalt datagen`); `examples/synthetic_records.rs` writes them to a file.
 pub mod synthetic {
     use rand::rngs::StdRng;
     use rand::seq::IndexedRandom;
@@ -385,18 +384,6 @@ mod tests {
         // The black king on e8 is the side to move's own king: seen from Black, e8 is e1.
         assert!(sample.features[0][..sample.len].contains(&(5 * 64 + 4)));
         assert!(sample.features[1][..sample.len].contains(&(384 + 5 * 64 + 60)));
-    }
-
-    /// Not a test: writes synthetic records for trial runs and speed measurements,
-    /// `BASALT_SYNTHETIC_RECORDS=PATH:COUNT cargo test --release --lib
-    /// write_synthetic_records -- --ignored`.
-    #[test]
-    #[ignore]
-    fn write_synthetic_records() {
-        let spec = std::env::var("BASALT_SYNTHETIC_RECORDS").expect("PATH:COUNT");
-        let (path, count) = spec.rsplit_once(':').expect("PATH:COUNT");
-        let records = random_records(count.parse().expect("COUNT"), 1);
-        std::fs::write(path, records.concat()).unwrap();
     }
 
     #[test]
