@@ -72,12 +72,7 @@ impl RootMoves {
     /// Share of this iteration's root nodes spent below `best`.
     pub fn node_share(&self, best: Move) -> f64 {
         let total: u64 = self.0.iter().map(|r| r.nodes).sum();
-        let best_nodes: u64 = self
-            .0
-            .iter()
-            .filter(|r| r.mv == best)
-            .map(|r| r.nodes)
-            .sum();
+        let best_nodes = self.0.iter().find(|r| r.mv == best).map_or(0, |r| r.nodes);
         best_nodes as f64 / total.max(1) as f64
     }
 
