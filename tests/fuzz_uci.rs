@@ -20,8 +20,8 @@
 //!   option changes during a search that surely runs are deferred with an `info string`;
 //! - `d` shows the position the model expects;
 //! - the process never exits or writes to stderr (panics go there), every `isready` gets
-//!   `readyok` within `READY_TIMEOUT` (`SETUP_READY_TIMEOUT` when it may wait for a table or
-//!   pool change), and `quit` at the end exits cleanly;
+//!   `readyok` within `READY_TIMEOUT` (`SETUP_READY_TIMEOUT` when it may wait for a table
+//!   change), and `quit` at the end exits cleanly;
 //! - an `isready` sent after `stop` comes after the stopped job's last line;
 //! - `isready` (to `readyok`) and `stop` (to the job's last line) are prompt (at the 95th
 //!   percentile in CI, the 99th on a quiet machine) while `Threads` jumps to 32..1024 and
@@ -559,7 +559,7 @@ struct Stats {
     /// `isready` to `readyok`, and `stop` to the stopped job's last line. An `isready`
     /// sent while a stopped job had not printed its last line waits for that line by
     /// design, so its latency is a stop latency and is kept apart (`ready_after_stop`), and
-    /// so is one that may wait for a table or pool change (`ready_after_setup`).
+    /// so is one that may wait for a table change (`ready_after_setup`).
     ready_latency: Vec<Duration>,
     ready_after_stop: Vec<Duration>,
     ready_after_setup: Vec<Duration>,
@@ -640,7 +640,7 @@ impl Display for Stats {
         let after_setup = percentiles(&self.ready_after_setup);
         writeln!(
             f,
-            "  isready after a table or pool change: p50 {:.2?} p95 {:.2?} max {:.2?} ({} \
+            "  isready after a table change: p50 {:.2?} p95 {:.2?} max {:.2?} ({} \
              samples, {} answered before the change was done)",
             after_setup.p50,
             after_setup.p95,
@@ -677,7 +677,7 @@ struct Fuzz {
     ready_sent: Option<Instant>,
     /// The pending `isready` was sent while a stopped job had not ended yet.
     ready_waits_for_stop: bool,
-    /// A table or pool change (`Hash`, `Threads`, `Clear Hash`, `ucinewgame`) may not be
+    /// A table change (`Hash`, `Clear Hash`, `ucinewgame`) may not be
     /// done yet: no `readyok` has answered an `isready` sent with the engine idle since.
     setup_pending: bool,
     /// How the pending `isready` may wait for such a change: `Some(idle)` if it may, `idle`
@@ -873,10 +873,8 @@ impl Fuzz {
         if let Setting::Chess960(on) = setting {
             self.model.chess960 = on;
         }
-        if matches!(
-            setting,
-            Setting::Hash(_) | Setting::Threads(_) | Setting::ClearHash
-        ) {
+        // New search threads start between jobs: `readyok` does not wait for them.
+        if matches!(setting, Setting::Hash(_) | Setting::ClearHash) {
             self.setup_pending = true;
         }
         if setting == Setting::SyzygyOff {
@@ -1184,7 +1182,7 @@ impl Fuzz {
             self.stats.complaints += 1;
             return;
         }
-        // `readyok` that could not wait longer for a table or pool change.
+        // `readyok` that could not wait longer for a table change.
         if text.starts_with("not ready after ") {
             self.unready_noted = true;
             self.stats.unready_notes += 1;

@@ -23,7 +23,7 @@
 //! owns the hash table, the helpers and the Syzygy tables. It grows the pool one helper at
 //! a time between jobs and retires helpers without joining them; the upkeep thread
 //! allocates and clears tables and scans Syzygy directories. `readyok` waits for the
-//! table and pool changes sent before `isready` (the search thread prints it when they are
+//! table changes sent before `isready` (the search thread prints it when they are
 //! done; the UCI thread reads on meanwhile), except those queued behind a search. A search
 //! waits for that work unless `stop` arrives first or, with a clock, a quarter of its soft
 //! limit has passed: it then starts with what there is (a table not yet ready is replaced
@@ -79,7 +79,7 @@ pub enum Report<'a> {
     BenchTotal { nodes: u64, nps: u64 },
     /// Anything else for the user: a note, a warning, statistics.
     Note(&'a str),
-    /// `isready`'s answer, once the table and pool changes sent before it are done.
+    /// `isready`'s answer, once the table changes sent before it are done.
     Ready,
 }
 
@@ -110,7 +110,7 @@ pub enum Job {
     /// Total search threads wanted (main thread included).
     SetThreads(usize),
     ClearHistory,
-    /// `isready` that has to wait for table or pool changes: answered once they are done.
+    /// `isready` that has to wait for table changes: answered once they are done.
     Ready,
     /// Scan `SyzygyPath` again. `report`: print why it failed (false when the UCI thread
     /// has already said so).
@@ -125,9 +125,10 @@ pub enum Job {
 }
 
 impl Job {
-    /// Whether `isready` waits for this job's work: a table or pool change.
+    /// Whether `isready` waits for this job's work: a table change. (New helpers are
+    /// not waited for: see `Worker::setups_settled`.)
     fn is_setup(&self) -> bool {
-        matches!(self, Job::SetHash(_) | Job::ClearHash | Job::SetThreads(_))
+        matches!(self, Job::SetHash(_) | Job::ClearHash)
     }
 }
 
@@ -184,7 +185,7 @@ struct Helper {
     handle: Option<JoinHandle<()>>,
 }
 
-/// The longest `isready` waits for table and pool changes. A GUI gives up on an engine
+/// The longest `isready` waits for table changes. A GUI gives up on an engine
 /// that does not answer `isready` in time (cutechess-cli forfeits the game after 15 s), and
 /// on a virtual machine whose host must first back the memory, a table of some GB took
 /// longer than that (docs/reliability.md). Past this, `readyok` goes out after an `info
@@ -307,7 +308,7 @@ pub struct SearchThread {
     /// (`Worker::count_job_done`), and jobs whose last line has been printed.
     jobs_done: Arc<AtomicU64>,
     jobs_printed: Arc<AtomicU64>,
-    /// Table and pool changes sent, and how many of them the worker has completed.
+    /// Table changes sent, and how many of them the worker has completed.
     setups_sent: u64,
     setups_done: Arc<AtomicU64>,
     /// `isready`s handed to the worker to answer, and how many it has answered.
@@ -419,7 +420,7 @@ impl SearchThread {
     }
 
     /// `isready`, after [`SearchThread::wait_stopped`]: true if `readyok` is due now.
-    /// Otherwise the worker prints it once the table and pool changes sent before are
+    /// Otherwise the worker prints it once the table changes sent before are
     /// done, and the caller reads on meanwhile (a `quit` or `stop` is not held up). A
     /// change queued behind a search that has not ended does not hold up `readyok`
     /// (`isready` during a search is answered at once); `readyok`s come out in order.
@@ -565,7 +566,7 @@ struct Worker {
     resizing: Option<usize>,
     /// Clears of `tt` given to the upkeep thread and not done yet.
     clearing: usize,
-    /// Table and pool changes taken from the queue; published in `setups_done` whenever
+    /// Table changes taken from the queue; published in `setups_done` whenever
     /// all of them are done.
     setups_received: u64,
     setups_done: Arc<AtomicU64>,
@@ -724,7 +725,7 @@ impl Worker {
 
     /// The next job. While the pool lacks helpers it adds them one at a time between
     /// looks at the inbox, so a job never waits for more than one thread start. Whenever
-    /// the table and pool changes taken so far are done, it says so to `isready`.
+    /// the table changes taken so far are done, it says so to `isready`.
     fn next_job(&mut self, inbox: &Receiver<Queued>) -> Option<Queued> {
         loop {
             while let Ok(done) = self.done.try_recv() {
@@ -791,21 +792,18 @@ impl Worker {
         (self.helpers_wanted + 1).min(cores - 1).max(1)
     }
 
-    /// Whether every table and pool change taken from the queue is done.
+    /// Whether every table change taken from the queue is done. The pool is not waited
+    /// for: each new helper waits for its priority to drop before the next starts (see
+    /// `Helper::spawn`), about 10 ms on a loaded two-core machine, so a pool of a thousand
+    /// would hold `readyok` for seconds; the pool grows between jobs as before, and a
+    /// search on the clock waits for it at most a quarter of its soft limit.
     fn setups_settled(&self) -> bool {
-        self.resizing.is_none()
-            && self.hash_wanted.is_none()
-            && self.clearing == 0
-            && self.helpers.len() >= self.helpers_wanted
+        self.resizing.is_none() && self.hash_wanted.is_none() && self.clearing == 0
     }
 
-    /// Waits until every table and pool change taken from the queue is done.
+    /// Waits until every table change taken from the queue is done.
     fn settle_setups(&mut self) {
         while !self.setups_settled() {
-            if self.helpers.len() < self.helpers_wanted {
-                self.add_helper();
-                continue;
-            }
             match self.done.recv() {
                 Ok(done) => self.take_upkeep_done(done),
                 Err(_) => return,
@@ -825,29 +823,13 @@ impl Worker {
 
     /// What is still not ready when `readyok` cannot wait any longer.
     fn unready_note(&self) -> String {
-        let mut unready = Vec::new();
-        if let Some(mb) = self.resizing {
-            unready.push(format!(
-                "the {mb} MB hash table is still being allocated; until it is ready, \
-                 searches use a 1 MB table"
-            ));
-        } else if self.clearing > 0 {
-            unready.push(
-                "the hash table is still being cleared; until it is, searches use a 1 MB table"
-                    .to_string(),
-            );
-        }
-        if self.helpers.len() < self.helpers_wanted {
-            unready.push(format!(
-                "{} of {} search threads started; searches use those there are",
-                self.helpers.len() + 1,
-                self.helpers_wanted + 1
-            ));
-        }
+        let what = match self.resizing {
+            Some(mb) => format!("the {mb} MB hash table is still being allocated"),
+            None => "the hash table is still being cleared".to_string(),
+        };
         format!(
-            "not ready after {} s: {}",
-            READY_PATIENCE.as_secs(),
-            unready.join("; ")
+            "not ready after {} s: {what}; until it is ready, searches use a 1 MB table",
+            READY_PATIENCE.as_secs()
         )
     }
 

@@ -51,7 +51,7 @@ pub fn stdout_output() -> Output {
 /// `isready` only once the stopped searches have printed their `bestmove` (milliseconds).
 /// Searches, and table, pool and Syzygy changes, are jobs for the search thread, which runs
 /// them in the order they were sent: a `go` during a search waits for it, and a change
-/// sent during a search applies when it ends. After a table or pool change the search
+/// sent during a search applies when it ends. After a table change the search
 /// thread answers `isready` itself once the change is done.
 pub struct Engine {
     position: Position,
@@ -132,7 +132,7 @@ impl Engine {
                 // After `stop`, a client that waits for `readyok` before its next search must
                 // not take a stopped search's `bestmove` as that search's answer.
                 self.worker.wait_stopped();
-                // After a table or pool change, `readyok` means the change is done: the
+                // After a table change, `readyok` means the change is done: the
                 // search thread then prints it, and the command loop reads on meanwhile.
                 if self.worker.ready() {
                     self.say("readyok");
