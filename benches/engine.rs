@@ -1,6 +1,6 @@
 //! Criterion benchmarks for the engine's hot paths: perft (against shakmaty's own, to price
 //! our make-move and key upkeep), move generation with make/unmake, evaluation, the
-//! NNUE inference, the transposition table and a fixed-depth search.
+//! NNUE inference, the move picker, the transposition table and a fixed-depth search.
 //!
 //! `cargo bench --bench engine` runs all of them in a few minutes; add a filter such as
 //! `-- perft` to run one group.
@@ -12,10 +12,12 @@ use std::time::Duration;
 use basalt::bench::BENCH_FENS;
 use basalt::nnue::{Accumulator, AccumulatorStack};
 use basalt::position::Position;
+use basalt::search::history::{Context, History};
+use basalt::search::movepick::MovePicker;
 use basalt::search::{Limits, Searcher, StopFlags};
 use basalt::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use shakmaty::{Chess, Position as _};
+use shakmaty::{Chess, Move, Position as _};
 
 /// (name, FEN, depth): the start position, Kiwipete (castling, pins, en passant), CPW
 /// position 3 (an endgame rich in en passant and checks) and CPW position 4 (promotions).
@@ -126,6 +128,55 @@ fn keys(n: usize, seed: u64) -> Vec<u64> {
             z ^ (z >> 31)
         })
         .collect()
+}
+
+/// Histories with something in them: a cutoff by every third legal move of each bench
+/// position, in the empty context, so the quiet scores differ and tie as in a search.
+fn trained_history(positions: &[Position]) -> History {
+    let mut history = History::default();
+    for pos in positions {
+        let moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+        for (i, &m) in moves.iter().enumerate().step_by(3) {
+            let tried = &moves[i.saturating_sub(4)..i];
+            if m.is_capture() {
+                history.update_capture_cutoff(pos.turn(), 1 + i as i32 % 9, m, tried);
+            } else {
+                history.update_quiet_cutoff(
+                    pos.turn(),
+                    1 + i as i32 % 9,
+                    m,
+                    tried,
+                    &Context::default(),
+                );
+            }
+        }
+    }
+    history
+}
+
+/// The staged move picker of inner nodes, every move of every bench position picked: the
+/// scoring of captures and quiets, the SEE of the captures and the best-first picks.
+fn move_picker(c: &mut Criterion) {
+    let positions = bench_positions();
+    let history = trained_history(&positions);
+    let ctx = Context::default();
+    let moves: u64 = positions.iter().map(|p| p.legal_moves().len() as u64).sum();
+    let mut group = c.benchmark_group("movepick");
+    group.throughput(Throughput::Elements(moves));
+    group.bench_function("staged_all_moves", |b| {
+        b.iter(|| {
+            let mut picked = 0;
+            for pos in &positions {
+                let board = pos.board();
+                let mut picker = MovePicker::new(board, PackedMove::NONE, [None; 2], None, true);
+                while picker.next_move(board, &history, black_box(&ctx)).is_some() {
+                    picked += 1;
+                }
+            }
+            picked
+        })
+    });
+    group.finish();
 }
 
 fn transposition_table(c: &mut Criterion) {
@@ -287,6 +338,6 @@ criterion_group! {
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = perft, movegen_and_make, evaluation, nnue, transposition_table, search
+    targets = perft, movegen_and_make, evaluation, nnue, move_picker, transposition_table, search
 }
 criterion_main!(benches);

@@ -4,7 +4,7 @@
 mod correction;
 mod frame;
 pub mod history;
-mod movepick;
+pub mod movepick;
 mod node;
 pub mod params;
 mod played;

@@ -29,27 +29,43 @@ pub fn mvv_lva(m: Move) -> i32 {
     piece_value(victim) * 16 - piece_value(m.role()) / 16
 }
 
-/// Picks the highest-scored move left in `moves[next..]`, swapping it into place.
+/// How many low bits of an order key hold the move's slot (a move list holds up to 256).
+const SLOT_BITS: u32 = 8;
+const SLOT_MASK: i32 = (1 << SLOT_BITS) - 1;
+
+/// A move's score with its slot in the list in the low bits, inverted so that of equal
+/// scores the earlier slot has the larger key: the plain maximum of the keys is then the
+/// first best-scored move, the one a scan keeping the first maximum would pick, and no
+/// second pass is needed to find where it is. Every ordering score is within +-2^22
+/// (ORDER_TT_MOVE is 4,000,000), so the shifted score fits an i32.
 #[inline]
-fn pick_best(moves: &mut MoveList, scores: &mut [i32; 256], next: usize) -> Option<Move> {
-    if next >= moves.len() {
-        return None;
-    }
-    let mut best = next;
-    for i in next + 1..moves.len() {
-        if scores[i] > scores[best] {
-            best = i;
-        }
-    }
+fn order_key(score: i32, slot: usize) -> i32 {
+    debug_assert!(score.abs() < 1 << (31 - SLOT_BITS - 1), "{score}");
+    score * (1 << SLOT_BITS) + (SLOT_MASK - slot as i32)
+}
+
+#[inline]
+fn slot_of(key: i32) -> usize {
+    (SLOT_MASK - (key & SLOT_MASK)) as usize
+}
+
+/// Picks the highest-keyed move left in `moves[next..]` (see `order_key`), swapping it
+/// into place. The move it displaces takes the picked one's slot, and its key says so.
+#[inline]
+fn pick_best(moves: &mut MoveList, keys: &mut [i32; 256], next: usize) -> Option<Move> {
+    // A branch-free maximum, which the compiler vectorizes.
+    let best_key = keys.get(next..moves.len())?.iter().copied().max()?;
+    let best = slot_of(best_key);
     moves.swap(next, best);
-    scores.swap(next, best);
+    keys[best] = (keys[next] & !SLOT_MASK) | (SLOT_MASK - best as i32);
     Some(moves[next])
 }
 
 /// A scored list of moves, picked best-first: the root and quiescence search use it.
 pub struct ScoredMoves {
     moves: MoveList,
-    scores: [i32; 256],
+    /// The moves' order keys (`order_key`), slot by slot.
+    keys: [i32; 256],
     next: usize,
 }
 
@@ -66,9 +82,9 @@ impl ScoredMoves {
     ) -> ScoredMoves {
         let turn = board.turn();
         let ctx = Context::default();
-        let mut scores = [0; 256];
+        let mut keys = [0; 256];
         for (i, &m) in moves.iter().enumerate() {
-            scores[i] = if !tt_move.is_none() && PackedMove::from_move(m) == tt_move {
+            let score = if !tt_move.is_none() && PackedMove::from_move(m) == tt_move {
                 ORDER_TT_MOVE
             } else if m.is_capture() {
                 if !use_see || see_at_least(board, m, 0) {
@@ -85,10 +101,11 @@ impl ScoredMoves {
             } else {
                 history.quiet_score(turn, m, &ctx)
             };
+            keys[i] = order_key(score, i);
         }
         ScoredMoves {
             moves,
-            scores,
+            keys,
             next: 0,
         }
     }
@@ -97,7 +114,7 @@ impl ScoredMoves {
     pub fn empty() -> ScoredMoves {
         ScoredMoves {
             moves: MoveList::new(),
-            scores: [0; 256],
+            keys: [0; 256],
             next: 0,
         }
     }
@@ -126,13 +143,14 @@ impl ScoredMoves {
     #[inline]
     fn score_tactical(&mut self) {
         for (i, &m) in self.moves.iter().enumerate() {
-            self.scores[i] = mvv_lva(m) + m.promotion().map_or(0, piece_value);
+            let score = mvv_lva(m) + m.promotion().map_or(0, piece_value);
+            self.keys[i] = order_key(score, i);
         }
     }
 
     #[inline]
     pub fn next_move(&mut self) -> Option<Move> {
-        let m = pick_best(&mut self.moves, &mut self.scores, self.next)?;
+        let m = pick_best(&mut self.moves, &mut self.keys, self.next)?;
         self.next += 1;
         Some(m)
     }
@@ -203,8 +221,9 @@ pub struct MovePicker {
     quiets: MoveList,
     quiets_generated: bool,
     next_quiet: usize,
-    /// Scores of the capture stage, then of the quiet stage (never needed at once).
-    scores: [i32; 256],
+    /// Order keys (`order_key`) of the capture stage, then of the quiet stage (never
+    /// needed at once).
+    keys: [i32; 256],
     skip_quiets: bool,
     use_see: bool,
 }
@@ -230,7 +249,7 @@ impl MovePicker {
             quiets: MoveList::new(),
             quiets_generated: false,
             next_quiet: 0,
-            scores: [0; 256],
+            keys: [0; 256],
             skip_quiets: false,
             use_see,
         }
@@ -288,12 +307,13 @@ impl MovePicker {
                     }
                     let turn = board.turn();
                     for (i, &m) in self.captures.iter().enumerate() {
-                        self.scores[i] = mvv_lva(m) * 8 + history.capture_score(turn, m);
+                        let score = mvv_lva(m) * 8 + history.capture_score(turn, m);
+                        self.keys[i] = order_key(score, i);
                     }
                     self.stage = Stage::GoodCaptures;
                 }
                 Stage::GoodCaptures => {
-                    match pick_best(&mut self.captures, &mut self.scores, self.next_capture) {
+                    match pick_best(&mut self.captures, &mut self.keys, self.next_capture) {
                         Some(m) => {
                             self.next_capture += 1;
                             if Some(m) == self.tt_move {
@@ -347,7 +367,7 @@ impl MovePicker {
                         self.stage = Stage::BadCaptures;
                         continue;
                     }
-                    match pick_best(&mut self.quiets, &mut self.scores, self.next_quiet) {
+                    match pick_best(&mut self.quiets, &mut self.keys, self.next_quiet) {
                         Some(m) => {
                             self.next_quiet += 1;
                             return Some(m);
@@ -377,11 +397,12 @@ impl MovePicker {
             if self.is_special(m) {
                 continue;
             }
-            self.scores[n] = match m.promotion() {
+            let score = match m.promotion() {
                 Some(Role::Queen) => ORDER_PROMOTION,
                 Some(_) => ORDER_BAD_CAPTURE,
                 None => scorer.score(m),
             };
+            self.keys[n] = order_key(score, n);
             self.quiets[n] = m;
             n += 1;
         }
@@ -394,6 +415,7 @@ mod tests {
     use super::*;
     use crate::bench::BENCH_FENS;
     use crate::position::Position as EnginePosition;
+    use rand::{Rng, SeedableRng};
 
     /// Every legal move comes out of the staged picker exactly once, whatever the TT move,
     /// killers and counter-move (legal here, legal elsewhere, or nonsense).
@@ -438,6 +460,56 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// The reference the keyed pick must match move for move: a scan that keeps the first
+    /// of equal scores, then swaps the pick into place.
+    fn pick_by_scan(moves: &mut MoveList, scores: &mut [i32], next: usize) -> Option<Move> {
+        if next >= moves.len() {
+            return None;
+        }
+        let mut best = next;
+        for i in next + 1..moves.len() {
+            if scores[i] > scores[best] {
+                best = i;
+            }
+        }
+        moves.swap(next, best);
+        scores.swap(next, best);
+        Some(moves[next])
+    }
+
+    /// With many ties (scores from a handful of values, as killers, promotions and empty
+    /// histories give) and the extremes of the score range, the keyed pick returns the
+    /// moves in the order of the scan it replaces.
+    #[test]
+    fn keyed_pick_matches_a_first_maximum_scan() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(67);
+        let all: Vec<Move> = BENCH_FENS
+            .iter()
+            .flat_map(|f| EnginePosition::from_fen(f, false).unwrap().legal_moves())
+            .collect();
+        let values = [ORDER_TT_MOVE, ORDER_BAD_CAPTURE, -3, 0, 0, 7, 7, 16_000];
+        for round in 0..500 {
+            let len = if round % 50 == 0 {
+                256
+            } else {
+                rng.random_range(0..60)
+            };
+            let mut moves = MoveList::new();
+            let mut scores = vec![0; len];
+            let mut keys = [0; 256];
+            for i in 0..len {
+                moves.push(all[(round * 7 + i) % all.len()]);
+                scores[i] = values[rng.random_range(0..values.len())];
+                keys[i] = order_key(scores[i], i);
+            }
+            let mut reference = moves.clone();
+            for next in 0..=len {
+                let expected = pick_by_scan(&mut reference, &mut scores, next);
+                assert_eq!(pick_best(&mut moves, &mut keys, next), expected);
             }
         }
     }
