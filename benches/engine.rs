@@ -1,6 +1,6 @@
 //! Criterion benchmarks for the engine's hot paths: perft (against shakmaty's own, to price
 //! our make-move and key upkeep), move generation with make/unmake, evaluation, the
-//! NNUE inference, the move picker, the transposition table and a fixed-depth search.
+//! NNUE inference, the move picker, the correction history, the transposition table and a fixed-depth search.
 //!
 //! `cargo bench --bench engine` runs all of them in a few minutes; add a filter such as
 //! `-- perft` to run one group.
@@ -12,6 +12,7 @@ use std::time::Duration;
 use basalt::bench::BENCH_FENS;
 use basalt::nnue::{Accumulator, AccumulatorStack};
 use basalt::position::Position;
+use basalt::search::correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
 use basalt::search::history::{Context, History};
 use basalt::search::movepick::MovePicker;
 use basalt::search::{Limits, Searcher, StopFlags};
@@ -179,6 +180,39 @@ fn move_picker(c: &mut Criterion) {
     group.finish();
 }
 
+/// A node's correction-history lookup: its entries' indices (from the piece keys the
+/// position keeps and the last two moves) and the weighted sum of the entries, for every
+/// position two plies after a bench position (so the continuation entry is used too).
+fn correction(c: &mut Criterion) {
+    let mut positions = Vec::new();
+    for pos in bench_positions() {
+        for m in pos.legal_moves().into_iter().take(8) {
+            let mut child = pos.clone();
+            child.make_move(m);
+            for reply in child.legal_moves().into_iter().take(4) {
+                let mut grandchild = child.clone();
+                grandchild.make_move(reply);
+                positions.push(grandchild);
+            }
+        }
+    }
+    let history = CorrectionHistory::default();
+    let mut group = c.benchmark_group("correction");
+    group.throughput(Throughput::Elements(positions.len() as u64));
+    group.bench_function("keys_and_read", |b| {
+        b.iter(|| {
+            positions
+                .iter()
+                .map(|pos| {
+                    let keys = CorrectionKeys::of(black_box(pos), CorrectionTables::ALL);
+                    history.correction(pos.turn(), &keys)
+                })
+                .sum::<i32>()
+        })
+    });
+    group.finish();
+}
+
 fn transposition_table(c: &mut Criterion) {
     const N: usize = 4096;
     // 16 MB, the default size: bigger than the caches, as in a real search.
@@ -338,6 +372,6 @@ criterion_group! {
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = perft, movegen_and_make, evaluation, nnue, move_picker, transposition_table, search
+    targets = perft, movegen_and_make, evaluation, nnue, move_picker, correction, transposition_table, search
 }
 criterion_main!(benches);

@@ -40,6 +40,46 @@ pub struct PieceKeys {
     pub minor: u64,
     /// Rooks, queens and kings of both colours.
     pub major: u64,
+    /// The piece counts (see `MaterialCounts`), kept alongside the keys for the correction
+    /// history's material table.
+    pub material: MaterialCounts,
+}
+
+/// The count of each colour's pawns, knights, bishops, rooks and queens, a nibble each:
+/// pawns in the top byte, then knights, bishops, rooks, queens in the lowest; in each byte
+/// white's count above black's. A legal position has at most ten of a kind per colour
+/// (shakmaty rejects more material than promotions can make), so no nibble overflows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MaterialCounts(pub u64);
+
+impl MaterialCounts {
+    pub fn from_scratch(board: &Board) -> MaterialCounts {
+        let mut counts = MaterialCounts::default();
+        for (_, piece) in board.clone() {
+            counts.add(piece.color, piece.role);
+        }
+        counts
+    }
+
+    /// The one of `color`'s `role` (kings are not counted).
+    #[inline]
+    fn unit(color: Color, role: Role) -> u64 {
+        let byte = match role {
+            Role::King => return 0,
+            _ => Role::Queen as u64 - role as u64,
+        };
+        1 << (8 * byte + 4 * u64::from(color == Color::White))
+    }
+
+    #[inline]
+    fn add(&mut self, color: Color, role: Role) {
+        self.0 += MaterialCounts::unit(color, role);
+    }
+
+    #[inline]
+    fn remove(&mut self, color: Color, role: Role) {
+        self.0 -= MaterialCounts::unit(color, role);
+    }
 }
 
 impl PieceKeys {
@@ -48,6 +88,7 @@ impl PieceKeys {
         for (square, piece) in board.clone() {
             keys.toggle(square, piece.color, piece.role);
         }
+        keys.material = MaterialCounts::from_scratch(board);
         keys
     }
 
@@ -175,12 +216,18 @@ fn updated_key(
             toggle(to, us, promotion.unwrap_or(role));
             if let Some(captured) = capture {
                 toggle(to, !us, captured);
+                piece_keys.material.remove(!us, captured);
+            }
+            if let Some(promoted) = promotion {
+                piece_keys.material.remove(us, Role::Pawn);
+                piece_keys.material.add(us, promoted);
             }
         }
         Move::EnPassant { from, to } => {
             toggle(from, us, Role::Pawn);
             toggle(to, us, Role::Pawn);
             toggle(Square::from_coords(to.file(), from.rank()), !us, Role::Pawn);
+            piece_keys.material.remove(!us, Role::Pawn);
         }
         Move::Castle { king, rook } => {
             let rank = king.rank();

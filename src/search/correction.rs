@@ -24,11 +24,11 @@
 //! counts. A node's entries are scattered over 1.5 MB, so a parent asks for the cache lines
 //! of its child's entries as soon as it has made the move (`prefetch`).
 
-use shakmaty::{Board, Chess, Color, Position};
+use shakmaty::{Chess, Color, Position};
 
 use super::history::PieceTo;
 use super::params::*;
-use crate::position::Position as EnginePosition;
+use crate::position::{MaterialCounts, Position as EnginePosition};
 use crate::score::*;
 use crate::tunable::Param;
 
@@ -102,25 +102,11 @@ fn index_of(key: u64) -> u32 {
     (key >> (64 - CORRECTION_TABLE_BITS)) as u32
 }
 
-/// Piece counts, four bits each (pawns, knights, bishops, rooks, queens, white's count
-/// before black's), spread by a multiply, a xor-shift and a multiply so the top bits depend
-/// on all of them. Written out rather than looped over roles: it runs at every node.
+/// The piece counts (`MaterialCounts`, which `Position` keeps move by move) spread by a
+/// multiply, a xor-shift and a multiply so the top bits depend on all of them.
 #[inline(always)]
-fn material_key(board: &Board) -> u64 {
-    let (white, black) = (board.white(), board.black());
-    let mut counts = 0u64;
-    for pieces in [
-        board.pawns(),
-        board.knights(),
-        board.bishops(),
-        board.rooks(),
-        board.queens(),
-    ] {
-        let white_count = ((pieces & white).count() as u64).min(15);
-        let black_count = ((pieces & black).count() as u64).min(15);
-        counts = counts << 8 | white_count << 4 | black_count;
-    }
-    let h = counts.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+fn material_key(counts: MaterialCounts) -> u64 {
+    let h = counts.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (h ^ (h >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
 }
 
@@ -134,25 +120,17 @@ fn continuation_index(pos: &EnginePosition) -> Option<u32> {
     Some((previous2.index() * PieceTo::COUNT + previous.index()) as u32)
 }
 
-/// A board's entries in the keyed tables in use: the part of `CorrectionKeys` that depends
-/// on the board alone, so a node can reuse what its parent computed for the prefetch.
-pub type KeyedIndices = [Option<u32>; KEYED_TABLES];
-
 impl CorrectionKeys {
+    /// Every table's entry for `pos`: the board's keys are kept move by move, so this is a
+    /// few shifts and two table lookups of the last moves.
     #[inline(always)]
     pub fn of(pos: &EnginePosition, tables: CorrectionTables) -> CorrectionKeys {
-        CorrectionKeys::from_keyed(pos, tables, CorrectionKeys::keyed_of(pos, tables))
-    }
-
-    /// The keyed part of `of`.
-    #[inline(always)]
-    pub fn keyed_of(pos: &EnginePosition, tables: CorrectionTables) -> KeyedIndices {
         let pieces = pos.piece_keys();
         let mut keyed = [None; KEYED_TABLES];
         let mut set = |table: Keyed, key: u64| keyed[table as usize] = Some(index_of(key));
         if tables.pawns_and_material {
             set(Keyed::Pawns, pieces.pawns);
-            set(Keyed::Material, material_key(pos.board().board()));
+            set(Keyed::Material, material_key(pieces.material));
         }
         if tables.non_pawn {
             set(Keyed::WhiteNonPawn, pieces.non_pawn[Color::White as usize]);
@@ -164,16 +142,6 @@ impl CorrectionKeys {
         if tables.major {
             set(Keyed::Major, pieces.major);
         }
-        keyed
-    }
-
-    /// `of`, given its keyed part (`keyed_of` of the same position and tables).
-    #[inline(always)]
-    pub fn from_keyed(
-        pos: &EnginePosition,
-        tables: CorrectionTables,
-        keyed: KeyedIndices,
-    ) -> CorrectionKeys {
         CorrectionKeys {
             keyed,
             continuation: if tables.continuation {
@@ -586,7 +554,9 @@ mod tests {
 
     /// The material key packs each colour's count of each piece kind (kings left out)
     /// four bits each, roles in shakmaty's order, white before black: the counts and
-    /// their order decide the key, so the hashed value must not change with the code.
+    /// their order decide the key, so the hashed value must not change with the code. The
+    /// counts are kept move by move (captures, promotions, en passant): at every ply of
+    /// random games they must equal the board's.
     #[test]
     fn material_key_packs_counts_in_role_then_colour_order() {
         let mut rng = StdRng::seed_from_u64(5);
@@ -595,6 +565,8 @@ mod tests {
             "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
             "4k3/8/8/8/8/8/8/QQQQK3 b - - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
         ] {
             let mut pos = position(fen);
             for _ in 0..40 {
@@ -614,7 +586,7 @@ mod tests {
                 }
                 let h = counts.wrapping_mul(0x9E37_79B9_7F4A_7C15);
                 let expected = (h ^ (h >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                assert_eq!(material_key(board), expected, "{fen}");
+                assert_eq!(material_key(pos.piece_keys().material), expected, "{fen}");
                 let moves = pos.legal_moves();
                 if moves.is_empty() {
                     break;

@@ -1,7 +1,7 @@
 //! Iterative deepening, aspiration windows and the root of the search. The node search is
 //! in `node.rs`, quiescence in `qsearch.rs`.
 
-mod correction;
+pub mod correction;
 mod frame;
 pub mod history;
 pub mod movepick;
@@ -28,7 +28,7 @@ use crate::score::*;
 use crate::syzygy::{Outcome, Tablebases};
 use crate::time::{IterationFacts, TimeLimits, TimeManager};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
-use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables, KeyedIndices};
+use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
 use frame::Stack;
 use history::History;
 use params::*;
@@ -106,16 +106,6 @@ impl SearchConfig {
             selective: false,
         }
     }
-}
-
-/// A position's keyed correction indices, computed when its parent prefetched them. The
-/// keyed part depends only on the board (the search uses every table or none), which the
-/// Zobrist key pins down, so a node entered another way (a null move, the root) never uses
-/// a stale entry.
-#[derive(Clone, Copy)]
-struct PrefetchedKeys {
-    key: u64,
-    keyed: KeyedIndices,
 }
 
 /// When to stop, besides the `stop` flag.
@@ -258,9 +248,6 @@ pub struct Searcher {
     played: PlayedLines,
     history: History,
     correction: CorrectionHistory,
-    /// The keyed correction indices the last `prefetch_correction` computed, for the
-    /// child's `read_correction` (the profile showed the keys computed twice per node).
-    prefetched_keys: Option<PrefetchedKeys>,
     /// The stop and ponder flags this search obeys: the job's for the main thread, the
     /// helpers' own for a helper (raised when the main thread has decided).
     flags: Arc<StopFlags>,
@@ -332,7 +319,6 @@ impl Searcher {
             played: PlayedLines::default(),
             history: History::default(),
             correction: CorrectionHistory::default(),
-            prefetched_keys: None,
             flags,
             job_flags: None,
             limits: Limits::default(),
@@ -863,28 +849,16 @@ impl Searcher {
         if !self.config.selective {
             return None;
         }
-        let tables = CorrectionTables::ALL;
-        let keys = match self.prefetched_keys {
-            Some(cached) if cached.key == pos.key() => {
-                CorrectionKeys::from_keyed(pos, tables, cached.keyed)
-            }
-            _ => CorrectionKeys::of(pos, tables),
-        };
+        let keys = CorrectionKeys::of(pos, CorrectionTables::ALL);
         Some((keys, self.correction.correction(pos.turn(), &keys)))
     }
 
     /// Right after a move: starts loading the correction entries the child will read, so
     /// the loads overlap its draw checks and table probe.
     #[inline]
-    fn prefetch_correction(&mut self, pos: &Position) {
+    fn prefetch_correction(&self, pos: &Position) {
         if self.config.selective {
-            let tables = CorrectionTables::ALL;
-            let keyed = CorrectionKeys::keyed_of(pos, tables);
-            self.prefetched_keys = Some(PrefetchedKeys {
-                key: pos.key(),
-                keyed,
-            });
-            let keys = CorrectionKeys::from_keyed(pos, tables, keyed);
+            let keys = CorrectionKeys::of(pos, CorrectionTables::ALL);
             self.correction.prefetch(pos.turn(), &keys);
         }
     }
