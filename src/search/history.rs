@@ -6,7 +6,7 @@
 //! closer a value is to the bound, the less a bonus moves it, so recent results outweigh old
 //! ones without any periodic rescaling.
 
-use shakmaty::{Color, Move};
+use shakmaty::{Color, Move, Role};
 
 use super::params::{
     HISTORY_BONUS_MAX, HISTORY_BONUS_PER_DEPTH, HISTORY_BONUS_PER_DEPTH_SQUARED, HISTORY_MAX,
@@ -60,25 +60,33 @@ pub struct History {
 /// The quiet-move history of one node (see `History::quiet_scorer`).
 pub struct QuietScorer<'a> {
     butterfly: &'a [[i16; 64]; 64],
-    previous: Option<&'a [[i16; 64]; 12]>,
-    previous2: Option<&'a [[i16; 64]; 12]>,
-    color: Color,
+    /// The continuation rows of the moves one and two plies back; `NO_CONTINUATION` where
+    /// there was no move, so every score is the same three loads and no branch.
+    previous: &'a [[i16; 64]; 12],
+    previous2: &'a [[i16; 64]; 12],
+    /// The first piece index of the side to move (`PieceTo`'s numbering).
+    piece_base: usize,
 }
+
+/// The continuation row of a ply that was not a move: it adds nothing.
+static NO_CONTINUATION: [[i16; 64]; 12] = [[0; 64]; 12];
 
 impl QuietScorer<'_> {
     /// Butterfly plus both continuation histories of `m` (see `History::quiet_score`).
     #[inline]
     pub fn score(&self, m: Move) -> i32 {
         let (from, to) = from_to(m);
-        let pt = PieceTo::of(self.color, m);
-        let mut score = i32::from(self.butterfly[from][to]);
-        if let Some(row) = self.previous {
-            score += i32::from(row[pt.piece][pt.to]);
-        }
-        if let Some(row) = self.previous2 {
-            score += i32::from(row[pt.piece][pt.to]);
-        }
-        score
+        self.score_parts(m.role(), from, to)
+    }
+
+    /// `score` of a move of `role` from `from` to `to`, for a caller that has taken the
+    /// move apart already.
+    #[inline(always)]
+    pub fn score_parts(&self, role: Role, from: usize, to: usize) -> i32 {
+        let piece = self.piece_base + (role as usize - 1);
+        i32::from(self.butterfly[from][to])
+            + i32::from(self.previous[piece][to])
+            + i32::from(self.previous2[piece][to])
     }
 }
 
@@ -140,12 +148,13 @@ impl History {
     /// are looked up once.
     #[inline]
     pub fn quiet_scorer(&self, color: Color, ctx: &Context) -> QuietScorer<'_> {
-        let row = |p: Option<PieceTo>| p.map(|p| &self.continuation[p.index()]);
+        let row =
+            |p: Option<PieceTo>| p.map_or(&NO_CONTINUATION, |p| &self.continuation[p.index()]);
         QuietScorer {
             butterfly: &self.butterfly[color as usize],
             previous: row(ctx.previous),
             previous2: row(ctx.previous2),
-            color,
+            piece_base: 6 * usize::from(color == Color::Black),
         }
     }
 
@@ -221,7 +230,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shakmaty::{Role, Square};
+    use shakmaty::Square;
 
     fn quiet(from: Square, to: Square) -> Move {
         Move::Normal {

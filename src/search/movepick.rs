@@ -4,9 +4,9 @@
 //! time, so a cutoff does not pay for sorting (or generating) the rest. The root and
 //! quiescence search use `ScoredMoves`, a list scored at once.
 
-use shakmaty::{Chess, Move, MoveList, Position, Role};
+use shakmaty::{Bitboard, Chess, Move, MoveList, Position, Role};
 
-use super::history::{Context, History};
+use super::history::{Context, History, QuietScorer};
 use crate::movegen;
 use crate::score::piece_value;
 use crate::see::see_at_least;
@@ -390,23 +390,42 @@ impl MovePicker {
     /// Drops the moves tried already from the generated non-captures and scores the rest.
     fn score_quiets(&mut self, board: &Chess, history: &History, ctx: &Context) {
         let scorer = history.quiet_scorer(board.turn(), ctx);
+        // Where the TT move, killers and counter-move go: a move going elsewhere is none of
+        // them, which one bit test tells, and only the rest are compared in full.
+        let special_targets = [self.tt_move, self.killers[0], self.killers[1], self.counter]
+            .into_iter()
+            .flatten()
+            .fold(Bitboard::EMPTY, |targets, m| targets.with(m.to()));
         let mut n = 0;
         for i in 0..self.quiets.len() {
             let m = self.quiets[i];
             // The TT move, killers and counter-move were tried (or found illegal) already.
-            if self.is_special(m) {
+            if special_targets.contains(m.to()) && self.is_special(m) {
                 continue;
             }
-            let score = match m.promotion() {
-                Some(Role::Queen) => ORDER_PROMOTION,
-                Some(_) => ORDER_BAD_CAPTURE,
-                None => scorer.score(m),
-            };
-            self.keys[n] = order_key(score, n);
+            self.keys[n] = order_key(quiet_order_score(&scorer, m), n);
             self.quiets[n] = m;
             n += 1;
         }
         self.quiets.truncate(n);
+    }
+}
+
+/// The order score of a generated non-capture: a queen promotion comes with the captures,
+/// an under-promotion with the losing captures, any other move by its history. The move is
+/// taken apart once, here.
+#[inline(always)]
+fn quiet_order_score(scorer: &QuietScorer, m: Move) -> i32 {
+    match m {
+        Move::Normal {
+            promotion: Some(Role::Queen),
+            ..
+        } => ORDER_PROMOTION,
+        Move::Normal {
+            promotion: Some(_), ..
+        } => ORDER_BAD_CAPTURE,
+        Move::Normal { role, from, to, .. } => scorer.score_parts(role, from as usize, to as usize),
+        _ => scorer.score(m),
     }
 }
 
