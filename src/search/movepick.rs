@@ -292,24 +292,7 @@ impl MovePicker {
                     }
                 }
                 Stage::GenerateCaptures => {
-                    if board.is_check() {
-                        // One evasion generation serves the captures and the quiets.
-                        for &m in board.legal_moves().iter() {
-                            if m.is_capture() {
-                                self.captures.push(m);
-                            } else {
-                                self.quiets.push(m);
-                            }
-                        }
-                        self.quiets_generated = true;
-                    } else {
-                        movegen::captures(board, &mut self.captures);
-                    }
-                    let turn = board.turn();
-                    for (i, &m) in self.captures.iter().enumerate() {
-                        let score = mvv_lva(m) * 8 + history.capture_score(turn, m);
-                        self.keys[i] = order_key(score, i);
-                    }
+                    self.generate_captures(board, history);
                     self.stage = Stage::GoodCaptures;
                 }
                 Stage::GoodCaptures => {
@@ -387,7 +370,34 @@ impl MovePicker {
         }
     }
 
+    /// Generates and scores the captures (in check, every evasion, the quiet ones put
+    /// aside for their stage). Once a node, so kept out of `next_move`, whose every call
+    /// would otherwise pay for setting up what only this needs.
+    #[inline(never)]
+    fn generate_captures(&mut self, board: &Chess, history: &History) {
+        if board.is_check() {
+            // One evasion generation serves the captures and the quiets.
+            for &m in board.legal_moves().iter() {
+                if m.is_capture() {
+                    self.captures.push(m);
+                } else {
+                    self.quiets.push(m);
+                }
+            }
+            self.quiets_generated = true;
+        } else {
+            movegen::captures(board, &mut self.captures);
+        }
+        let turn = board.turn();
+        for (i, &m) in self.captures.iter().enumerate() {
+            let score = mvv_lva(m) * 8 + history.capture_score(turn, m);
+            self.keys[i] = order_key(score, i);
+        }
+    }
+
     /// Drops the moves tried already from the generated non-captures and scores the rest.
+    /// Out of line for the reason `generate_captures` is.
+    #[inline(never)]
     fn score_quiets(&mut self, board: &Chess, history: &History, ctx: &Context) {
         let scorer = history.quiet_scorer(board.turn(), ctx);
         // Where the TT move, killers and counter-move go: a move going elsewhere is none of
