@@ -8,7 +8,7 @@
 //! does (see `MAX_FEATURE_BIAS`), and wrapping arithmetic is exact modulo 2^16, so the
 //! result is the true sum.
 
-use shakmaty::{Board, ByColor, Color, Piece, Position as _, Role, Square};
+use shakmaty::{Board, ByColor, CastlingSide, Color, Move, Piece, Position as _, Role, Square};
 
 #[cfg(target_arch = "x86_64")]
 use super::simd::Avx2;
@@ -35,10 +35,8 @@ struct PieceChanges {
 }
 
 impl PieceChanges {
-    /// The pieces of `child` not on `parent` (added) and of `parent` not on `child`
-    /// (removed), found square by square, so captures, castling, en passant and promotions
-    /// need no special case; `None` when there are more than `MAX_CHANGES`.
-    fn between(parent: &Board, child: &Board) -> Option<PieceChanges> {
+    #[inline]
+    fn none() -> PieceChanges {
         let placeholder = (
             Piece {
                 color: Color::White,
@@ -46,12 +44,19 @@ impl PieceChanges {
             },
             Square::A1,
         );
-        let mut changes = PieceChanges {
+        PieceChanges {
             added: [placeholder; MAX_CHANGES],
             added_len: 0,
             removed: [placeholder; MAX_CHANGES],
             removed_len: 0,
-        };
+        }
+    }
+
+    /// The pieces of `child` not on `parent` (added) and of `parent` not on `child`
+    /// (removed), found square by square, so captures, castling, en passant and promotions
+    /// need no special case; `None` when there are more than `MAX_CHANGES`.
+    fn between(parent: &Board, child: &Board) -> Option<PieceChanges> {
+        let mut changes = PieceChanges::none();
         // Only the squares whose piece changed: a move touches two to four of them, so
         // looking the pieces up there is cheaper than comparing all twelve piece sets.
         let mut changed = (parent.white() ^ child.white()) | (parent.black() ^ child.black());
@@ -65,6 +70,48 @@ impl PieceChanges {
             if let Some(piece) = child.piece_at(square) {
                 changes.push_added(piece, square)?;
             }
+        }
+        Some(changes)
+    }
+
+    /// The changes `m` (`None`: a null move) makes when played by `us`, read off the move
+    /// instead of found by comparing the boards; the same pieces as `between`, maybe in
+    /// another order, which the sums do not see. A piece drop, which standard chess never
+    /// plays, is left to `between`.
+    #[inline]
+    fn of_move(us: Color, m: Option<Move>) -> Option<PieceChanges> {
+        let mut changes = PieceChanges::none();
+        let ours = |role| Piece { color: us, role };
+        let theirs = |role| Piece { color: !us, role };
+        match m {
+            None => {}
+            Some(Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion,
+            }) => {
+                changes.push_removed(ours(role), from)?;
+                changes.push_added(ours(promotion.unwrap_or(role)), to)?;
+                if let Some(captured) = capture {
+                    changes.push_removed(theirs(captured), to)?;
+                }
+            }
+            Some(Move::EnPassant { from, to }) => {
+                changes.push_removed(ours(Role::Pawn), from)?;
+                changes.push_added(ours(Role::Pawn), to)?;
+                let victim = Square::from_coords(to.file(), from.rank());
+                changes.push_removed(theirs(Role::Pawn), victim)?;
+            }
+            Some(Move::Castle { king, rook }) => {
+                let side = CastlingSide::from_king_side(king < rook);
+                changes.push_removed(ours(Role::King), king)?;
+                changes.push_removed(ours(Role::Rook), rook)?;
+                changes.push_added(ours(Role::King), side.king_to(us))?;
+                changes.push_added(ours(Role::Rook), side.rook_to(us))?;
+            }
+            Some(Move::Put { .. }) => return None,
         }
         Some(changes)
     }
@@ -195,7 +242,27 @@ impl Accumulator {
         parent_board: &Board,
         child_board: &Board,
     ) {
-        let Some(changes) = PieceChanges::between(parent_board, child_board) else {
+        let changes = PieceChanges::between(parent_board, child_board);
+        self.apply_changes(
+            kernels,
+            network,
+            parent,
+            (parent_board, child_board),
+            changes,
+        );
+    }
+
+    /// `update_from_with` given the pieces that changed (`None`: too many, refresh).
+    #[inline(always)]
+    fn apply_changes(
+        &mut self,
+        kernels: impl Kernels,
+        network: &Network,
+        parent: &Accumulator,
+        (parent_board, child_board): (&Board, &Board),
+        changes: Option<PieceChanges>,
+    ) {
+        let Some(changes) = changes else {
             self.refresh_with(kernels, network, child_board);
             return;
         };
@@ -372,13 +439,17 @@ impl AccumulatorStack {
             let (child_board, child_key) = position
                 .board_back(ply - child)
                 .expect("the child is within the position's history");
+            // The move that made the child board (`None`: a null move) says what changed.
+            let played = position.recent_move(ply - child + 1);
+            let changes = PieceChanges::of_move(parent_board.turn(), played)
+                .or_else(|| PieceChanges::between(parent_board.board(), child_board.board()));
             let entry = &mut above[0];
-            entry.accumulator.update_from_with(
+            entry.accumulator.apply_changes(
                 kernels,
                 network,
                 &below[child - 1].accumulator,
-                parent_board.board(),
-                child_board.board(),
+                (parent_board.board(), child_board.board()),
+                changes,
             );
             entry.key = Some(child_key);
         }
@@ -452,6 +523,61 @@ mod tests {
                 accumulator = child;
             }
         }
+    }
+
+    /// The pieces a move changes, read off the move (the search's updates), are those
+    /// found by comparing the boards, along random games from positions with castling,
+    /// en passant and promotions to play, and for a null move none.
+    #[test]
+    fn changes_read_off_the_move_are_those_between_the_boards() {
+        let sorted = |changes: &PieceChanges| {
+            let mut added = changes.added[..changes.added_len].to_vec();
+            let mut removed = changes.removed[..changes.removed_len].to_vec();
+            added.sort_by_key(|&(piece, square)| (piece.color as u8, piece.role, square));
+            removed.sort_by_key(|&(piece, square)| (piece.color as u8, piece.role, square));
+            (added, removed)
+        };
+        let mut rng = StdRng::seed_from_u64(67);
+        let mut kinds = [0; 4];
+        for fen in [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+        ] {
+            for _ in 0..10 {
+                let mut board: Chess = fen
+                    .parse::<shakmaty::fen::Fen>()
+                    .unwrap()
+                    .into_position(shakmaty::CastlingMode::Standard)
+                    .unwrap();
+                for _ in 0..40 {
+                    let moves = board.legal_moves();
+                    for &m in &moves {
+                        let mut child = board.clone();
+                        child.play_unchecked(m);
+                        let by_move = PieceChanges::of_move(board.turn(), Some(m)).unwrap();
+                        let by_boards =
+                            PieceChanges::between(board.board(), child.board()).unwrap();
+                        assert_eq!(sorted(&by_move), sorted(&by_boards), "{m:?}");
+                        let kind = match m {
+                            Move::Castle { .. } => 0,
+                            Move::EnPassant { .. } => 1,
+                            _ if m.is_promotion() => 2,
+                            _ => 3,
+                        };
+                        kinds[kind] += 1;
+                    }
+                    let Some(&m) = moves.get(rng.random_range(0..moves.len().max(1))) else {
+                        break;
+                    };
+                    board.play_unchecked(m);
+                }
+            }
+        }
+        assert!(kinds.iter().all(|&n| n > 0), "{kinds:?}");
+        let null = PieceChanges::of_move(Color::White, None).unwrap();
+        assert_eq!((null.added_len, null.removed_len), (0, 0));
     }
 
     #[test]
