@@ -275,7 +275,10 @@ impl MovePicker {
         }
         // A legal move equal to `m` is a quiet one: its capture field matches too.
         let legal = if self.quiets_generated {
-            self.quiets.contains(&m)
+            // The destination first: one square compared per move, the whole move only
+            // where it matches.
+            let to = m.to();
+            self.quiets.iter().any(|&q| q.to() == to && q == m)
         } else {
             movegen::is_legal(board, m)
         };

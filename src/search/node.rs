@@ -384,7 +384,7 @@ pub fn negamax(
         if prune
             && is_quiet
             && !in_check
-            && !killers.contains(&Some(m))
+            && !is_killer(killers, m)
             && depth <= LMP_MAX_DEPTH
             && move_count > late_move_limit(depth, improving)
         {
@@ -448,7 +448,7 @@ pub fn negamax(
                 i32::from(cut_node) - i32::from(tt_pv && !is_pv_node) * LMR_TT_PV_PLIES;
             let reduction = if s.config.selective && is_quiet && !in_check {
                 let history = s.history.quiet_score(turn, m, &ctx);
-                let is_refutation = killers.contains(&Some(m)) || counter == Some(m);
+                let is_refutation = is_killer(killers, m) || counter == Some(m);
                 (late_move_reduction(depth, move_count, is_pv_node, gives_check)
                     - history / LMR_HISTORY_DIVISOR.get()
                     - i32::from(is_refutation)
@@ -598,6 +598,13 @@ fn check_extension_pays(pos: &Position) -> bool {
     // the rook of a castling move, which risks nothing either).
     let discovered = (pos.board().checkers() & !Bitboard::from(m.to())).any();
     discovered || see_at_least(before, m, CHECK_EXTENSION_SEE_THRESHOLD)
+}
+
+/// Whether `m` is one of the ply's killers: two comparisons written out, which inline where
+/// a slice `contains` is a call.
+#[inline(always)]
+fn is_killer(killers: [Option<Move>; 2], m: Move) -> bool {
+    killers[0] == Some(m) || killers[1] == Some(m)
 }
 
 fn is_checkmate(pos: &Position) -> bool {
