@@ -234,6 +234,41 @@ pub fn is_legal(board: &Chess, m: Move) -> bool {
     reachable && Legality::new(board).allows(from, to)
 }
 
+/// Whether the legal move `m` of `board` checks the opponent: the moved (or promoted)
+/// piece attacks their king from its new square, or it uncovers a slider of ours. Asked
+/// before the move is made, so that a move pruned for not giving check costs no
+/// `make_move`. En passant and castling, which move a second piece, are played out.
+pub fn gives_check(board: &Chess, m: Move) -> bool {
+    let Move::Normal {
+        role,
+        from,
+        to,
+        promotion,
+        ..
+    } = m
+    else {
+        let mut after = board.clone();
+        after.play_unchecked(m);
+        return after.is_check();
+    };
+    let position = board.board();
+    let us = board.turn();
+    let Some(king) = position.king_of(!us) else {
+        return false;
+    };
+    let occupied = (position.occupied() & !Bitboard::from(from)) | Bitboard::from(to);
+    let piece = promotion.unwrap_or(role).of(us);
+    if attacks::attacks(to, piece, occupied).contains(king) {
+        return true;
+    }
+    // The moved piece was found above; a discovered check comes from a slider that stayed.
+    let ours = board.us() & !Bitboard::from(from);
+    let diagonal = position.bishops_and_queens() & ours;
+    let straight = position.rooks_and_queens() & ours;
+    (attacks::bishop_attacks(king, occupied) & diagonal).any()
+        || (attacks::rook_attacks(king, occupied) & straight).any()
+}
+
 /// Square-index step of a single pawn push for `us`.
 fn push_offset(us: Color) -> i32 {
     us.fold_wb(8, -8)
@@ -391,6 +426,49 @@ mod tests {
             }
         }
         assert!(checked > 100_000, "only {checked} moves checked");
+    }
+
+    /// `gives_check` agrees with making the move on every legal move along random games
+    /// from the bench positions: direct, discovered and double checks, promotions, en
+    /// passant and castling all come up.
+    #[test]
+    fn gives_check_agrees_with_making_the_move() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let (mut checked, mut checks) = (0, 0);
+        for fen in BENCH_FENS {
+            for _ in 0..10 {
+                let mut board = EnginePosition::from_fen(fen, false)
+                    .unwrap()
+                    .board()
+                    .clone();
+                for _ in 0..80 {
+                    let moves = board.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    for &m in moves.iter() {
+                        let mut after = board.clone();
+                        after.play_unchecked(m);
+                        assert_eq!(
+                            gives_check(&board, m),
+                            after.is_check(),
+                            "{m:?} in {}",
+                            shakmaty::fen::Fen::from_position(
+                                &board,
+                                shakmaty::EnPassantMode::Legal
+                            )
+                        );
+                        checked += 1;
+                        checks += usize::from(after.is_check());
+                    }
+                    board.play_unchecked(moves[rng.random_range(0..moves.len())]);
+                }
+            }
+        }
+        assert!(
+            checked > 100_000 && checks > 2_000,
+            "{checked} moves, {checks} checks"
+        );
     }
 
     #[test]

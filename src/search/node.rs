@@ -7,6 +7,7 @@ use super::history::{bonus, Context, PieceTo};
 use super::movepick::{MovePicker, ScoredMoves};
 use super::params::*;
 use super::{qsearch, score_from_tt, tablebase_score, tt_bound_cuts, Searcher};
+use crate::movegen;
 use crate::position::Position;
 use crate::score::*;
 use crate::see::see_at_least;
@@ -376,9 +377,9 @@ pub fn negamax(
 
         // Step 13. Shallow-depth pruning, once no mate is at stake: late quiet moves (late
         // move pruning: well ordered, the quiets after the first few rarely matter near the
-        // horizon) and moves that lose material by exchange (SEE: too much to win back in
-        // the plies left). Once a move mates, the rest are searched in full too: a shorter
-        // mate may be among them.
+        // horizon), quiet moves far below alpha (futility) and moves that lose material by
+        // exchange (SEE: too much to win back in the plies left). Once a move mates, the
+        // rest are searched in full too: a shorter mate may be among them.
         let prune =
             s.config.selective && !is_root && best_score > -MATE_BOUND && best_score < MATE_BOUND;
         if prune
@@ -390,6 +391,20 @@ pub fn negamax(
         {
             skip_quiets = true;
             picker.skip_quiets();
+            continue;
+        }
+        // Futility pruning: a quiet move that gives no check and cannot lift the eval to
+        // alpha even by a margin growing with the depth is very unlikely to raise alpha.
+        // Decided before the move is made (whether it checks is asked last, of the board as
+        // it is), so a pruned move costs no make, unmake or prefetch; and before the SEE
+        // test below, which costs more and prunes the same way.
+        if prune
+            && is_quiet
+            && !in_check
+            && depth <= FUTILITY_MAX_DEPTH
+            && pruning_eval + FUTILITY_BASE.get() + FUTILITY_PER_DEPTH.get() * depth <= alpha
+            && !movegen::gives_check(pos.board(), m)
+        {
             continue;
         }
         if prune && depth <= SEE_PRUNE_MAX_DEPTH {
@@ -411,10 +426,7 @@ pub fn negamax(
             && move_count > lmr_min_moves(is_pv_node)
             && !see_at_least(pos.board(), m, LMR_NOISY_SEE_KEEP.get());
 
-        // Step 14. Make the move, and start loading the child's table entries. Futility
-        // pruning needs to know whether the move gives check, which the board tells once it
-        // is made: a quiet move that gives no check and cannot lift the eval to alpha even
-        // by a margin growing with the depth is very unlikely to raise alpha.
+        // Step 14. Make the move, and start loading the child's table entries.
         let nodes_before = s.nodes;
         s.stack[ply + 1].multi_extensions =
             s.stack[ply].multi_extensions + u8::from(extension >= 2);
@@ -422,16 +434,6 @@ pub fn negamax(
         s.tt.prefetch(pos.key());
         s.prefetch_correction(pos);
         let gives_check = pos.in_check();
-        if prune
-            && is_quiet
-            && !in_check
-            && !gives_check
-            && depth <= FUTILITY_MAX_DEPTH
-            && pruning_eval + FUTILITY_BASE.get() + FUTILITY_PER_DEPTH.get() * depth <= alpha
-        {
-            pos.unmake_move();
-            continue;
-        }
 
         // Step 15. Late move reductions: well ordered, a late move is rarely best, so it is
         // first searched shallower (by the table, less for good history and more where the

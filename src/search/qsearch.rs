@@ -73,16 +73,17 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
 
     let mut best_move = None;
     while let Some(m) = s.stack[ply].qsearch_moves.next_move() {
-        // A capture that loses material by exchange cannot raise a stand-pat score.
-        if !in_check && s.config.selective && !see_at_least(pos.board(), m, 0) {
-            continue;
-        }
         // Delta pruning: even winning the victim for free would leave us below alpha.
+        // (Asked before the exchange below, which costs more and prunes the same way.)
         if !in_check
             && s.config.selective
             && m.promotion().is_none()
             && best_score + m.capture().map_or(0, piece_value) + DELTA_MARGIN.get() <= alpha
         {
+            continue;
+        }
+        // A capture that loses material by exchange cannot raise a stand-pat score.
+        if !in_check && s.config.selective && !see_at_least(pos.board(), m, 0) {
             continue;
         }
         pos.make_move(m);
