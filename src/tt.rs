@@ -28,6 +28,9 @@ pub const MAX_HASH_MB: usize = 65536;
 pub const DEFAULT_HASH_MB: usize = 16;
 
 const ENTRIES_PER_BUCKET: usize = 4;
+/// A bucket is one cache line: a probe or store reads one line, the one `prefetch` loads.
+const CACHE_LINE_BYTES: usize = 64;
+const _: () = assert!(ENTRIES_PER_BUCKET * std::mem::size_of::<Slot>() == CACHE_LINE_BYTES);
 const GENERATION_MASK: u8 = 0x1f;
 const PV_BIT: u64 = 1 << 58;
 const GENERATION_SHIFT: u32 = 59;
@@ -112,7 +115,11 @@ struct Slot {
 }
 
 pub struct TranspositionTable {
-    slots: Vec<Slot>,
+    /// The slots (`slots()`) from `first` on, which starts a cache line: the allocator
+    /// aligns a block to 16 bytes, and a bucket that straddled two lines would make every
+    /// probe and store wait for both. A few spare slots before and after are never used.
+    storage: Vec<Slot>,
+    first: usize,
     bucket_mask: usize,
     generation: std::sync::atomic::AtomicU8,
 }
@@ -212,6 +219,20 @@ fn zeroed_slots(len: usize) -> Option<Vec<Slot>> {
     Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
+/// How many slots after `address` (a slot's) the next cache line starts: the first slot of
+/// the table's first bucket. 0 if slots there cannot start a line (an allocator that
+/// aligns to less than a slot's 16 bytes): buckets then straddle lines, which is slower
+/// but still correct.
+fn slots_to_cache_line(address: usize) -> usize {
+    const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+    let gap = address.next_multiple_of(CACHE_LINE_BYTES) - address;
+    if gap.is_multiple_of(SLOT_BYTES) {
+        gap / SLOT_BYTES
+    } else {
+        0
+    }
+}
+
 /// The indices, among `len` slots from address `start`, of one slot in each page they
 /// overlap: the first slot (its page may start before it), then the slot at or across
 /// each page boundary (a slot across one has a word on each side).
@@ -243,11 +264,16 @@ impl TranspositionTable {
         if available_memory_bytes().is_some_and(|free| bytes > free) {
             return None;
         }
-        let slots = zeroed_slots(len)?;
+        let storage = zeroed_slots(len + ENTRIES_PER_BUCKET)?;
+        let first = slots_to_cache_line(storage.as_ptr() as usize);
         // Before the first touch, so the touch below already faults in huge pages.
-        advise_huge_pages(slots.as_ptr() as usize, len * std::mem::size_of::<Slot>());
+        advise_huge_pages(
+            storage.as_ptr() as usize,
+            storage.len() * std::mem::size_of::<Slot>(),
+        );
         let tt = TranspositionTable {
-            slots,
+            storage,
+            first,
             bucket_mask: buckets - 1,
             generation: std::sync::atomic::AtomicU8::new(0),
         };
@@ -267,7 +293,13 @@ impl TranspositionTable {
     }
 
     pub fn size_mb(&self) -> usize {
-        self.slots.len() * 16 / (1024 * 1024)
+        self.slots().len() * 16 / (1024 * 1024)
+    }
+
+    /// The slots in use, `ENTRIES_PER_BUCKET` a bucket, from a cache-line boundary on.
+    fn slots(&self) -> &[Slot] {
+        let len = (self.bucket_mask + 1) * ENTRIES_PER_BUCKET;
+        &self.storage[self.first..self.first + len]
     }
 
     pub fn clear(&self) {
@@ -301,16 +333,17 @@ impl TranspositionTable {
     /// them the caller's. More threads than cores would only take turns, and a thread that
     /// cannot be started leaves its part to the caller.
     fn in_parts(&self, threads: usize, work: impl Fn(&[Slot]) + Sync) {
-        let bytes = self.slots.len() * std::mem::size_of::<Slot>();
+        let slots = self.slots();
+        let bytes = std::mem::size_of_val(slots);
         let threads = threads.min(bytes / MIN_BYTES_PER_THREAD);
         if threads <= 1 {
-            work(&self.slots);
+            work(slots);
             return;
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = threads.min(cores);
-        let part_len = self.slots.len().div_ceil(threads);
-        let mut parts = self.slots.chunks(part_len);
+        let part_len = slots.len().div_ceil(threads);
+        let mut parts = slots.chunks(part_len);
         let first = parts.next().unwrap_or_default();
         let work = &work;
         std::thread::scope(|scope| {
@@ -341,8 +374,8 @@ impl TranspositionTable {
     fn bucket(&self, key: u64) -> &[Slot] {
         // The high bits pick the bucket so the low bits stay independent of the index.
         let index = ((key >> 32) as usize ^ key as usize) & self.bucket_mask;
-        let start = index * ENTRIES_PER_BUCKET;
-        &self.slots[start..start + ENTRIES_PER_BUCKET]
+        let start = self.first + index * ENTRIES_PER_BUCKET;
+        &self.storage[start..start + ENTRIES_PER_BUCKET]
     }
 
     /// Asks the CPU to start loading `key`'s bucket into the cache. Called right after a
@@ -430,8 +463,9 @@ impl TranspositionTable {
     /// Permille of a sample of entries written during the current search.
     pub fn hashfull(&self) -> usize {
         let generation = self.generation();
-        let sample = self.slots.len().min(1000);
-        let used = self.slots[..sample]
+        let slots = self.slots();
+        let sample = slots.len().min(1000);
+        let used = slots[..sample]
             .iter()
             .filter(|s| {
                 unpack(s.data.load(Ordering::Relaxed)).is_some_and(|(_, g)| g == generation)
@@ -632,12 +666,12 @@ mod tests {
     fn a_new_table_is_empty_and_resident() {
         for threads in [1, 2, 8] {
             let tt = TranspositionTable::try_new(64, threads).unwrap();
-            let start = tt.slots.as_ptr() as usize;
-            let end = start + tt.slots.len() * std::mem::size_of::<Slot>();
+            let start = tt.slots().as_ptr() as usize;
+            let end = start + std::mem::size_of_val(tt.slots());
             if let Some(kb) = resident_kb_over(start, end) {
                 assert!(kb >= 64 * 1024, "{threads} threads: {kb} kB resident");
             }
-            assert!(tt.slots.iter().all(|s| {
+            assert!(tt.slots().iter().all(|s| {
                 s.check.load(Ordering::Relaxed) == 0 && s.data.load(Ordering::Relaxed) == 0
             }));
             assert_eq!(tt.hashfull(), 0);
@@ -652,6 +686,31 @@ mod tests {
             tt.clear_with_threads(threads);
             assert!(keys.iter().all(|&k| tt.probe(k).is_none()));
         }
+    }
+
+    /// Every bucket is one cache line, at every size (the allocator hands out blocks
+    /// aligned to 16 bytes, not 64); a block aligned to 8 would keep the lines crossed
+    /// rather than shift a slot in two.
+    #[test]
+    fn buckets_start_cache_lines() {
+        for mb in [1, 2, 16, 64] {
+            let tt = TranspositionTable::new(mb);
+            assert_eq!(
+                tt.slots().as_ptr() as usize % CACHE_LINE_BYTES,
+                0,
+                "{mb} MB"
+            );
+            for key in (0..1000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
+                let bucket = tt.bucket(key);
+                assert_eq!(bucket.as_ptr() as usize % CACHE_LINE_BYTES, 0, "{mb} MB");
+                assert_eq!(bucket.len() * 16, CACHE_LINE_BYTES);
+            }
+            assert_eq!(tt.size_mb(), mb);
+        }
+        for (address, slots) in [(0x1000, 0), (0x1010, 3), (0x1020, 2), (0x1030, 1)] {
+            assert_eq!(slots_to_cache_line(address), slots);
+        }
+        assert_eq!(slots_to_cache_line(0x1008), 0);
     }
 
     #[test]
