@@ -353,32 +353,6 @@ impl Position {
         self.plies.last().expect("position always has a ply").key
     }
 
-    /// The Zobrist key the board will have after the legal move `m`, without making it, so
-    /// the search can start loading the child's table entry early. Exact for a move of one
-    /// piece (a capture or promotion included) that changes no castling right and leaves
-    /// no en passant capture; castling, en passant and those moves get a key that is only
-    /// likely wrong, which costs a useless prefetch and nothing else.
-    #[inline]
-    pub fn key_after(&self, m: Move) -> u64 {
-        let ply = self.plies.last().expect("position always has a ply");
-        let us = ply.board.turn();
-        let mut key = ply.key ^ ply.ep_key ^ z(Zobrist64::zobrist_for_white_turn());
-        if let Move::Normal {
-            role,
-            from,
-            capture,
-            to,
-            promotion,
-        } = m
-        {
-            key ^= piece_key(from, us, role) ^ piece_key(to, us, promotion.unwrap_or(role));
-            if let Some(captured) = capture {
-                key ^= piece_key(to, !us, captured);
-            }
-        }
-        key
-    }
-
     /// The keys of parts of the board (pawns, each colour's other pieces, minor and major
     /// pieces).
     #[inline]
@@ -629,46 +603,6 @@ mod tests {
             (a.major, a.pawns, a.non_pawn[Color::Black as usize]),
             (b.major, b.pawns, b.non_pawn[Color::Black as usize])
         );
-    }
-
-    /// `key_after` is the key `make_move` gives for every move of one piece that changes no
-    /// castling right and leaves no en passant capture (captures and promotions included),
-    /// along random games, and those are almost all moves.
-    #[test]
-    fn key_after_predicts_the_key_of_ordinary_moves() {
-        use rand::rngs::StdRng;
-        use rand::{Rng, SeedableRng};
-        let mut rng = StdRng::seed_from_u64(17);
-        let (mut exact, mut moves_seen) = (0, 0);
-        for game in 0..200 {
-            let mut pos = if game % 2 == 0 {
-                Position::default()
-            } else {
-                Position::from_fen("r3k2r/1P4p1/8/3pP3/8/8/6p1/R3K2R w KQkq d6 0 1", false).unwrap()
-            };
-            for _ in 0..150 {
-                let moves = pos.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                let castles_before = pos.board().castles().castling_rights();
-                for &m in moves.iter() {
-                    let predicted = pos.key_after(m);
-                    pos.make_move(m);
-                    let ordinary = matches!(m, Move::Normal { .. })
-                        && pos.board().castles().castling_rights() == castles_before
-                        && ep_key(pos.board()) == 0;
-                    if ordinary {
-                        assert_eq!(predicted, pos.key(), "{m:?} before {}", pos.fen());
-                    }
-                    exact += u32::from(predicted == pos.key());
-                    moves_seen += 1;
-                    pos.unmake_move();
-                }
-                pos.make_move(moves[rng.random_range(0..moves.len())]);
-            }
-        }
-        assert!(exact * 100 > moves_seen * 95, "{exact} of {moves_seen}");
     }
 
     #[test]

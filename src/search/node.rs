@@ -426,10 +426,7 @@ pub fn negamax(
             && move_count > lmr_min_moves(is_pv_node)
             && !see_at_least(pos.board(), m, LMR_NOISY_SEE_KEEP.get());
 
-        // Step 14. Make the move, and start loading the child's table entries: its TT bucket
-        // from the key the move will give, before the make, so the load has the make's time
-        // too (again after it, for the rare move whose key was not foreseen).
-        s.tt.prefetch(pos.key_after(m));
+        // Step 14. Make the move, and start loading the child's table entries.
         let nodes_before = s.nodes;
         s.stack[ply + 1].multi_extensions =
             s.stack[ply].multi_extensions + u8::from(extension >= 2);

@@ -86,9 +86,6 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         if !in_check && s.config.selective && !see_at_least(pos.board(), m, 0) {
             continue;
         }
-        // The child's bucket from the key the move will give, then again from the key it
-        // gave (see the main search's step 14).
-        s.tt.prefetch(pos.key_after(m));
         pos.make_move(m);
         s.tt.prefetch(pos.key());
         s.prefetch_correction(pos);
