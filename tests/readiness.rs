@@ -72,14 +72,17 @@ fn ready_since(e: &mut Engine, sent: Instant) -> Ready {
 
 /// The first move of a game from the start position on a 1 s clock; fails if it is late:
 /// past `FIRST_MOVE_LIMIT` by more than the machine's own delay, the slowest of five
-/// `go depth 1` searches right after it (a few ms on an idle machine; on a loaded one the
-/// search thread waits scheduler slices for a core, whatever the table).
+/// `go depth 1 movetime 1` searches right after it (a few ms on an idle machine; on a
+/// loaded one the search thread waits scheduler slices for a core, whatever the table).
+/// They are on a clock so that they do not wait for the big table: a search without one
+/// waits for it, which on a virtual machine slow to back fresh memory can take longer than
+/// the test waits for a move.
 fn first_move(e: &mut Engine) -> Search {
     e.send("position startpos");
     let first = e.go("go wtime 1000 btime 1000 winc 10 binc 10");
     check_search(STARTPOS, false, &first);
     let machine = (0..5)
-        .map(|_| e.go("go depth 1").elapsed)
+        .map(|_| e.go("go depth 1 movetime 1").elapsed)
         .max()
         .unwrap_or_default();
     assert!(
