@@ -30,7 +30,8 @@ pub const DEFAULT_HASH_MB: usize = 16;
 const ENTRIES_PER_BUCKET: usize = 4;
 /// A bucket is one cache line: a probe or store reads one line, the one `prefetch` loads.
 const CACHE_LINE_BYTES: usize = 64;
-const _: () = assert!(ENTRIES_PER_BUCKET * std::mem::size_of::<Slot>() == CACHE_LINE_BYTES);
+const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+const _: () = assert!(ENTRIES_PER_BUCKET * SLOT_BYTES == CACHE_LINE_BYTES);
 const GENERATION_MASK: u8 = 0x1f;
 const PV_BIT: u64 = 1 << 58;
 const GENERATION_SHIFT: u32 = 59;
@@ -224,7 +225,6 @@ fn zeroed_slots(len: usize) -> Option<Vec<Slot>> {
 /// aligns to less than a slot's 16 bytes): buckets then straddle lines, which is slower
 /// but still correct.
 fn slots_to_cache_line(address: usize) -> usize {
-    const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
     let gap = address.next_multiple_of(CACHE_LINE_BYTES) - address;
     if gap.is_multiple_of(SLOT_BYTES) {
         gap / SLOT_BYTES
@@ -237,7 +237,6 @@ fn slots_to_cache_line(address: usize) -> usize {
 /// overlap: the first slot (its page may start before it), then the slot at or across
 /// each page boundary (a slot across one has a word on each side).
 fn page_firsts(start: usize, len: usize) -> impl Iterator<Item = usize> {
-    const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
     let to_boundary = (start.next_multiple_of(PAGE_BYTES) - start) / SLOT_BYTES;
     let boundaries = (to_boundary..len)
         .step_by(PAGE_BYTES / SLOT_BYTES)
@@ -252,7 +251,7 @@ impl TranspositionTable {
     /// memory cannot be had.
     pub fn try_new(mb: usize, threads: usize) -> Option<TranspositionTable> {
         let bytes = mb.clamp(MIN_HASH_MB, MAX_HASH_MB) * 1024 * 1024;
-        let buckets = (bytes / (ENTRIES_PER_BUCKET * 16)).max(1);
+        let buckets = (bytes / (ENTRIES_PER_BUCKET * SLOT_BYTES)).max(1);
         let buckets = if buckets.is_power_of_two() {
             buckets
         } else {
@@ -269,7 +268,7 @@ impl TranspositionTable {
         // Before the first touch, so the touch below already faults in huge pages.
         advise_huge_pages(
             storage.as_ptr() as usize,
-            storage.len() * std::mem::size_of::<Slot>(),
+            std::mem::size_of_val(storage.as_slice()),
         );
         let tt = TranspositionTable {
             storage,
@@ -293,7 +292,7 @@ impl TranspositionTable {
     }
 
     pub fn size_mb(&self) -> usize {
-        self.slots().len() * 16 / (1024 * 1024)
+        std::mem::size_of_val(self.slots()) / (1024 * 1024)
     }
 
     /// The slots in use, `ENTRIES_PER_BUCKET` a bucket, from a cache-line boundary on.
@@ -703,7 +702,7 @@ mod tests {
             for key in (0..1000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
                 let bucket = tt.bucket(key);
                 assert_eq!(bucket.as_ptr() as usize % CACHE_LINE_BYTES, 0, "{mb} MB");
-                assert_eq!(bucket.len() * 16, CACHE_LINE_BYTES);
+                assert_eq!(bucket.len() * SLOT_BYTES, CACHE_LINE_BYTES);
             }
             assert_eq!(tt.size_mb(), mb);
         }
