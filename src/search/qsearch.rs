@@ -26,12 +26,20 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         return if in_check { DRAW } else { s.evaluate(pos, ply) };
     }
 
-    // The table: a stored bound that settles the node ends it (outside PV lines); otherwise
-    // its static eval saves an evaluation.
+    // The raw static evaluation first, though a cutoff by the table may not need it: the
+    // parent prefetched this node's bucket, and the evaluation's work hides that load,
+    // which the probe would otherwise wait for (the table's stored eval, the same number,
+    // is not read).
+    let raw_eval = if in_check {
+        -INFINITY
+    } else {
+        s.evaluate(pos, ply)
+    };
+
+    // The table: a stored bound that settles the node ends it (outside PV lines).
     let key = pos.key();
     let is_pv_node = beta - alpha > 1;
     let original_alpha = alpha;
-    let mut tt_eval = None;
     // The TT-PV flag is only carried along here (stored as found, or set on a PV line).
     s.stack[ply].tt_pv = is_pv_node;
     if s.config.selective {
@@ -41,14 +49,12 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             if cuts && !is_pv_node {
                 return score;
             }
-            tt_eval = Some(i32::from(entry.eval));
             s.stack[ply].tt_pv |= entry.is_pv;
         }
     }
 
     let mut best_score;
     // The TT keeps the raw evaluation; the stand-pat score is the corrected one.
-    let mut raw_eval = -INFINITY;
     if in_check {
         let moves = pos.legal_moves();
         if moves.is_empty() {
@@ -59,10 +65,6 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
         let correction = s.read_correction(pos);
-        raw_eval = match tt_eval {
-            Some(eval) => eval,
-            None => s.evaluate(pos, ply),
-        };
         best_score = correction.map_or(raw_eval, |(_, c)| corrected(raw_eval, c));
         if best_score >= beta {
             return best_score;
