@@ -231,6 +231,9 @@ pub fn negamax(
             + depth / NMP_DEPTH_DIVISOR.get()
             + ((pruning_eval - beta) / NMP_EVAL_DIVISOR.get()).min(NMP_MAX_EVAL_REDUCTION.get());
         if pos.make_null_move() {
+            // As after a move: start loading the child's table entries.
+            s.tt.prefetch(pos.key());
+            s.prefetch_correction(pos);
             let null_depth = depth - 1 - reduction;
             let score = -negamax(s, pos, null_depth, ply + 1, -beta, -beta + 1, !cut_node);
             pos.unmake_move();
