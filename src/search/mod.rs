@@ -853,10 +853,11 @@ impl Searcher {
         Some((keys, self.correction.correction(pos.turn(), &keys)))
     }
 
-    /// Right after a move: starts loading the correction entries the child will read, so
-    /// the loads overlap its draw checks and table probe.
+    /// Right after a move (or a null move): starts loading the table bucket and the
+    /// correction entries the child will read, so the loads overlap its evaluation.
     #[inline]
-    fn prefetch_correction(&self, pos: &Position) {
+    fn prefetch_entries(&self, pos: &Position) {
+        self.tt.prefetch(pos.key());
         if self.config.selective {
             let keys = CorrectionKeys::of(pos, CorrectionTables::ALL);
             self.correction.prefetch(pos.turn(), &keys);

@@ -150,12 +150,14 @@ pub fn negamax(
             s.tb_hits += 1;
             let (score, bound) = tablebase_score(outcome, ply);
             if tt_bound_cuts(bound, score, alpha, beta) {
-                let eval = if in_check {
-                    -INFINITY
-                } else {
-                    s.evaluate(pos, ply)
-                };
-                s.store(key, ply, depth + TB_DEPTH_BONUS, (score, bound), None, eval);
+                s.store(
+                    key,
+                    ply,
+                    depth + TB_DEPTH_BONUS,
+                    (score, bound),
+                    None,
+                    raw_eval,
+                );
                 return score;
             }
             if is_pv_node {
@@ -231,9 +233,7 @@ pub fn negamax(
             + depth / NMP_DEPTH_DIVISOR.get()
             + ((pruning_eval - beta) / NMP_EVAL_DIVISOR.get()).min(NMP_MAX_EVAL_REDUCTION.get());
         if pos.make_null_move() {
-            // As after a move: start loading the child's table entries.
-            s.tt.prefetch(pos.key());
-            s.prefetch_correction(pos);
+            s.prefetch_entries(pos);
             let null_depth = depth - 1 - reduction;
             let score = -negamax(s, pos, null_depth, ply + 1, -beta, -beta + 1, !cut_node);
             pos.unmake_move();
@@ -435,8 +435,7 @@ pub fn negamax(
         s.stack[ply + 1].multi_extensions =
             s.stack[ply].multi_extensions + u8::from(extension >= 2);
         pos.make_move(m);
-        s.tt.prefetch(pos.key());
-        s.prefetch_correction(pos);
+        s.prefetch_entries(pos);
         let gives_check = pos.in_check();
 
         // Step 15. Late move reductions: well ordered, a late move is rarely best, so it is

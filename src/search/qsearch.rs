@@ -89,8 +89,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             continue;
         }
         pos.make_move(m);
-        s.tt.prefetch(pos.key());
-        s.prefetch_correction(pos);
+        s.prefetch_entries(pos);
         let score = -qsearch(s, pos, ply + 1, -beta, -alpha);
         pos.unmake_move();
         if s.stopped {
