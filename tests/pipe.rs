@@ -100,7 +100,9 @@ impl Piped {
         self.lines
             .iter()
             .rev()
-            .find(|(_, l)| l.starts_with("bestmove") || l.starts_with("Nodes searched"))
+            .find(|(_, l)| {
+                l.starts_with("bestmove") || l.starts_with("Nodes searched") || l.ends_with(" nps")
+            })
             .map(|(at, _)| *at)
             .unwrap_or_else(|| panic!("no answer at all: {:?}", self.text()))
     }
@@ -385,6 +387,30 @@ fn quit_ends_everything_at_once() {
         let answers = piped.searches().len();
         assert!(answers <= 1, "{go}, quit: {answers} bestmoves");
     }
+}
+
+/// `quit` after `bench` lets the bench finish, as Stockfish's `bench` (which holds up its
+/// command loop) does: `printf 'bench\nquit\n' | basalt` prints every position's line and
+/// the total, the same total as the command-line bench, and nothing sent after `quit` runs.
+#[test]
+fn quit_after_bench_prints_the_bench_first() {
+    let _cpu = exclusive_cpu();
+    let piped = pipe(&["bench 4", "quit", "position startpos", "go depth 1"]);
+    let text = piped.text();
+    let total = *text.last().expect("no output");
+    assert!(total.ends_with(" nps"), "{text:?}");
+    let positions = text.iter().filter(|l| l.contains(" bestmove ")).count();
+    assert_eq!(positions, 50, "{text:?}");
+    assert!(piped.searches().is_empty(), "{text:?}");
+    let command_line = common::basalt()
+        .args(["bench", "--depth", "4"])
+        .output()
+        .expect("cannot run basalt bench");
+    assert!(command_line.status.success());
+    let out = String::from_utf8_lossy(&command_line.stdout);
+    let nodes = |line: &str| line.split_whitespace().next().map(str::to_owned);
+    assert_eq!(nodes(total), out.lines().last().and_then(nodes), "{out}");
+    piped.assert_prompt_exit();
 }
 
 /// A bad line in a pipe gets its one `info string` and changes nothing; the searches

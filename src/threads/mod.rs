@@ -519,6 +519,17 @@ impl SearchThread {
         }
     }
 
+    /// `quit` read from stdin: every search and perft is stopped, but a bench sent before
+    /// it runs to its last line (`stop` does not end a bench either), as in Stockfish, whose
+    /// `bench` holds up its command loop: `printf 'bench\nquit\n' | basalt` prints the
+    /// bench. Returns at once if no bench is waiting or running, else once it has printed.
+    pub fn quit_after_bench(&mut self) {
+        self.stop();
+        if self.pending.iter().any(|job| job.flags.is_none()) {
+            self.end_of_input();
+        }
+    }
+
     /// Stops every job and ends the search thread.
     pub fn quit(&mut self) {
         self.stop();

@@ -435,11 +435,13 @@ pub fn run_stdio() {
     // Only now: the search thread, spawned above, must not inherit the short slice.
     crate::threads::shorten_time_slice();
     let stdin = std::io::stdin();
-    if engine.read_commands(stdin.lock()) == Ending::EndOfInput {
+    match engine.read_commands(stdin.lock()) {
         // Input piped in (`printf 'position startpos\ngo depth 10\n' | basalt`) is answered
         // in full: each search sent runs to its limit and prints its `bestmove` (searches
         // without an end of their own are stopped), then the engine exits.
-        engine.worker.end_of_input();
+        Ending::EndOfInput => engine.worker.end_of_input(),
+        // Searches end at once; a bench sent before `quit` prints its total first.
+        Ending::Quit => engine.worker.quit_after_bench(),
     }
     // The process ends here, so the search threads are stopped but not joined: joining
     // waits until each has been scheduled again, several milliseconds with more threads
