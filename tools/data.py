@@ -42,8 +42,8 @@ games alone.
 
 `nets/datasets-checkpoints.tsv` keeps every (games, records, bytes, SHA-256) that `record`
 ever wrote for a file. A file is written game by game in order, so the file as it stood at a
-checkpoint is a prefix of the whole: a regeneration that takes longer than one session is
-checked against each checkpoint it passes instead of only at the end.
+checkpoint is a prefix of the whole: a regeneration stopped before its end (it can take
+hours) is checked against each checkpoint it passes instead of only at the end.
 
 $BASALT_MANIFEST names another manifest (its checkpoints beside it), and $BASALT_CHUNKS
 another chunk directory (its chunks.tsv inside), for tests.

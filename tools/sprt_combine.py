@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Combine segments of one SPRT (same engines, options and control, resumed across
-sessions) by summing their pentanomials, and print match.py's own LLR and nElo.
+"""Combine segments of one SPRT (same engines, options and control, stopped and resumed)
+by summing their pentanomials, and print match.py's own LLR and nElo.
 
     python3 tools/sprt_combine.py --elo0 0 --elo1 10 15,43,89,59,35 7,26,27,22,17 run.json
 
