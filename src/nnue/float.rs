@@ -21,6 +21,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use shakmaty::{Board, ByColor, Chess, Position as _};
 
+use super::lanes::AlignedF32s;
 use super::{
     output_bucket, KingBuckets, Network, EVAL_SCALE, MAX_FEATURE_BIAS, MAX_FEATURE_WEIGHT,
     MAX_OUTPUT_WEIGHT, QA, QB, WEIGHT_CLIP,
@@ -32,7 +33,9 @@ pub struct FloatNetwork {
     hidden: usize,
     output_buckets: usize,
     king_buckets: KingBuckets,
-    params: Vec<f32>,
+    /// Aligned so that every row of a hidden size that is a multiple of 8 is whole aligned
+    /// registers (`lanes`), which the trainer's kernels rely on for speed.
+    params: AlignedF32s,
 }
 
 /// The four tensors of a flat vector in the file's layout: a network's parameters, or a
@@ -113,7 +116,7 @@ impl FloatNetwork {
             hidden,
             output_buckets,
             king_buckets: kings,
-            params: vec![0.0; Self::param_count(hidden, output_buckets, &kings)],
+            params: AlignedF32s::zeros(Self::param_count(hidden, output_buckets, &kings)),
         }
     }
 
@@ -138,7 +141,7 @@ impl FloatNetwork {
             hidden,
             output_buckets,
             king_buckets: kings,
-            params,
+            params: AlignedF32s::from_slice(&params),
         })
     }
 

@@ -87,12 +87,15 @@
 
 mod accumulator;
 mod float;
+pub mod lanes;
 mod network;
 mod simd;
 
 pub use accumulator::{Accumulator, AccumulatorStack};
 pub use float::{screlu, FloatNetwork, TensorsMut};
 pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC};
+#[cfg(target_arch = "x86_64")]
+pub use simd::Avx2;
 pub use simd::Simd;
 
 /// Output bucket counts a file may declare: the divisors of 32 up to 8, so the buckets
