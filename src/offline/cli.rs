@@ -454,6 +454,35 @@ pub struct TrainArgs {
     /// Factor of each learning-rate drop.
     #[arg(long, default_value_t = 0.3)]
     pub lr_gamma: f32,
+    /// The learning rate's course: step (--lr-drop-every, --lr-gamma, per epoch) or cosine
+    /// (batch by batch from --lr down to --lr * --lr-floor at the end of the run).
+    #[arg(long, value_enum, default_value_t = LrScheduleArg::Step)]
+    pub lr_schedule: LrScheduleArg,
+    /// Cosine's last learning rate as a share of --lr.
+    #[arg(long, default_value_t = 0.01)]
+    pub lr_floor: f32,
+    /// Batches over which the learning rate rises linearly from 0 to its schedule.
+    #[arg(long, default_value_t = 0)]
+    pub warmup_batches: u64,
+    /// AdamW's decoupled weight decay: every step also shrinks each parameter by
+    /// lr * this of itself (0: Adam).
+    #[arg(long, default_value_t = 0.0)]
+    pub weight_decay: f32,
+    /// Leave out training positions before this ply of their game (0 is the start).
+    #[arg(long, default_value_t = 0)]
+    pub min_ply: u32,
+    /// Leave out training positions whose |score| is above this many centipawns.
+    #[arg(long)]
+    pub max_score: Option<i32>,
+    /// Whole data files held out as a fixed validation set (instead of the data's tail,
+    /// --validation-fraction), read without the position filters; a file also given to
+    /// --data is not trained on.
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
+    pub validation_data: Vec<PathBuf>,
+    /// Keep the loaded training records in this file, and read them back from it when a
+    /// later run names the same --data files (same sizes and times) and filters.
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
     /// Weight of the game result in the target; the rest is the search score.
     #[arg(long, default_value_t = 0.25)]
     pub wdl: f32,
@@ -494,6 +523,19 @@ impl TrainArgs {
             learning_rate: self.lr,
             lr_drop_every: self.lr_drop_every,
             lr_gamma: self.lr_gamma,
+            lr_schedule: match self.lr_schedule {
+                LrScheduleArg::Step => train::LrSchedule::Step,
+                LrScheduleArg::Cosine => train::LrSchedule::Cosine,
+            },
+            lr_floor: self.lr_floor,
+            warmup_batches: self.warmup_batches,
+            weight_decay: self.weight_decay.max(0.0),
+            filter: train::data::Filter {
+                min_ply: self.min_ply,
+                max_score: self.max_score,
+            },
+            validation_data: self.validation_data,
+            cache: self.cache,
             wdl: self.wdl.clamp(0.0, 1.0),
             mirror: self.mirror,
             threads: self.threads,
@@ -508,6 +550,13 @@ impl TrainArgs {
             }
         }
     }
+}
+
+/// `--lr-schedule`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum LrScheduleArg {
+    Step,
+    Cosine,
 }
 
 /// `--king-buckets NAME`: one of `nnue::KING_BUCKET_LAYOUTS`.

@@ -97,19 +97,50 @@ pub fn mirror_files(record: &Record) -> Record {
 }
 
 /// Records read from the data files, with the counts of what was left out.
+#[derive(Debug, Default, PartialEq)]
 pub struct LoadedRecords {
     pub records: Vec<Record>,
     /// Records that do not decode.
     pub invalid: usize,
     /// Records with |score| >= MATE_SCORE_CUTOFF.
     pub mate_scores: usize,
+    /// Records the [`Filter`] left out.
+    pub filtered: usize,
+}
+
+/// Which positions a training run keeps, beyond the valid, non-mate ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Positions before this ply of the game (from the record's move number and side to
+    /// move; 0 is the start position) are left out: the first plies of a self-play game
+    /// follow random moves and a book, and their scores are the noisiest.
+    pub min_ply: u32,
+    /// Positions whose |score| is above this (centipawns) are left out.
+    pub max_score: Option<i32>,
+}
+
+impl Filter {
+    /// Whether `record` (which decodes as `position`) passes.
+    pub fn keeps(&self, record: &Record, position: &LabelledPosition) -> bool {
+        let within_score = self
+            .max_score
+            .is_none_or(|bound| i32::from(position.score).abs() <= bound);
+        within_score && ply_of(record) >= self.min_ply
+    }
+}
+
+/// The ply of a record's position in its game, from its full-move number and side to move.
+pub fn ply_of(record: &Record) -> u32 {
+    let fullmoves = u32::from(u16::from_le_bytes([record[29], record[30]])).max(1);
+    2 * (fullmoves - 1) + u32::from(record[27] == 1)
 }
 
 impl LoadedRecords {
-    fn add(&mut self, record: Record) {
+    fn add(&mut self, record: Record, filter: &Filter) {
         match decode(&record) {
             Err(_) => self.invalid += 1,
             Ok(p) if i32::from(p.score).abs() >= MATE_SCORE_CUTOFF => self.mate_scores += 1,
+            Ok(p) if !filter.keeps(&record, &p) => self.filtered += 1,
             Ok(_) => self.records.push(record),
         }
     }
@@ -118,11 +149,12 @@ impl LoadedRecords {
 /// Reads whole record or games files into memory, keeping only the records the trainer
 /// will use.
 pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
-    let mut loaded = LoadedRecords {
-        records: Vec::new(),
-        invalid: 0,
-        mate_scores: 0,
-    };
+    load_filtered(paths, &Filter::default())
+}
+
+/// [`load`], keeping only the records `filter` passes.
+pub fn load_filtered(paths: &[impl AsRef<Path>], filter: &Filter) -> io::Result<LoadedRecords> {
+    let mut loaded = LoadedRecords::default();
     for path in paths {
         let path = path.as_ref();
         let bytes = chunk::read_data_file(path)?;
@@ -130,7 +162,7 @@ pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
             for game in games::read(&bytes) {
                 let (_, game) = game.map_err(|damage| damage.in_file(path))?;
                 for record in game.records(Selection::Quiet) {
-                    loaded.add(record);
+                    loaded.add(record, filter);
                 }
             }
             continue;
@@ -147,10 +179,100 @@ pub fn load(paths: &[impl AsRef<Path>]) -> io::Result<LoadedRecords> {
         }
         loaded.records.reserve(bytes.len() / RECORD_SIZE);
         for chunk in bytes.chunks_exact(RECORD_SIZE) {
-            loaded.add(chunk.try_into().expect("chunks_exact"));
+            loaded.add(chunk.try_into().expect("chunks_exact"), filter);
         }
     }
     Ok(loaded)
+}
+
+/// The first bytes of a record cache (`basalt train --cache`).
+const CACHE_MAGIC: &[u8; 16] = b"basalt-records1\n";
+
+/// What a cache of `paths` loaded with `filter` must have been made from: each path as
+/// given, its size and modification time, and the filter. A file rewritten since (a
+/// growing run file, a new chunk in the list) makes another fingerprint.
+pub fn cache_fingerprint(paths: &[impl AsRef<Path>], filter: &Filter) -> io::Result<u64> {
+    let mut text = format!("{filter:?}");
+    for path in paths {
+        let path = path.as_ref();
+        let meta = std::fs::metadata(path)?;
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        text.push_str(&format!("\n{}\t{}\t{modified}", path.display(), meta.len()));
+    }
+    Ok(crate::nnue::fnv1a64(text.as_bytes()))
+}
+
+/// [`load_filtered`] through the cache file `cache`: read from it when it was made from the
+/// same files and filter, else loaded and written to it. The second value says whether the
+/// cache answered.
+pub fn load_cached(
+    paths: &[impl AsRef<Path>],
+    filter: &Filter,
+    cache: &Path,
+) -> io::Result<(LoadedRecords, bool)> {
+    let fingerprint = cache_fingerprint(paths, filter)?;
+    if let Ok(loaded) = read_cache(cache, fingerprint) {
+        return Ok((loaded, true));
+    }
+    let loaded = load_filtered(paths, filter)?;
+    write_cache(cache, fingerprint, &loaded)?;
+    Ok((loaded, false))
+}
+
+fn write_cache(path: &Path, fingerprint: u64, loaded: &LoadedRecords) -> io::Result<()> {
+    use std::io::Write;
+    // Written beside and renamed into place, so an interrupted write leaves no cache that
+    // looks whole.
+    let partial = path.with_extension("partial");
+    let mut out = io::BufWriter::new(std::fs::File::create(&partial)?);
+    out.write_all(CACHE_MAGIC)?;
+    for value in [
+        fingerprint,
+        loaded.invalid as u64,
+        loaded.mate_scores as u64,
+        loaded.filtered as u64,
+        loaded.records.len() as u64,
+    ] {
+        out.write_all(&value.to_le_bytes())?;
+    }
+    out.write_all(loaded.records.as_flattened())?;
+    out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    std::fs::rename(&partial, path)
+}
+
+fn read_cache(path: &Path, fingerprint: u64) -> io::Result<LoadedRecords> {
+    use std::io::Read;
+    let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+    let mut file = std::fs::File::open(path)?;
+    let mut header = [0u8; CACHE_MAGIC.len() + 5 * 8];
+    file.read_exact(&mut header)?;
+    if &header[..CACHE_MAGIC.len()] != CACHE_MAGIC {
+        return Err(invalid("not a record cache"));
+    }
+    let value = |i: usize| {
+        let at = CACHE_MAGIC.len() + 8 * i;
+        u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"))
+    };
+    if value(0) != fingerprint {
+        return Err(invalid("made from other files or another filter"));
+    }
+    let count = value(4) as usize;
+    let expected = (header.len() + count * RECORD_SIZE) as u64;
+    if file.metadata()?.len() != expected {
+        return Err(invalid("cut short or too long"));
+    }
+    let mut records = vec![[0u8; RECORD_SIZE]; count];
+    file.read_exact(records.as_flattened_mut())?;
+    Ok(LoadedRecords {
+        records,
+        invalid: value(1) as usize,
+        mate_scores: value(2) as usize,
+        filtered: value(3) as usize,
+    })
 }
 
 /// A position as the network sees it: active feature indices from the side to move's
@@ -285,6 +407,58 @@ mod tests {
     use super::*;
     use shakmaty::fen::Fen;
     use shakmaty::{CastlingMode, Chess, Position};
+
+    /// The ply filter reads the move number and side to move; the score filter the score.
+    #[test]
+    fn filters_leave_out_early_plies_and_large_scores() {
+        let start = Chess::default();
+        let record = encode(&start, 30, 1);
+        assert_eq!(ply_of(&record), 0);
+        let position = decode(&record).unwrap();
+        let keeps = |min_ply, max_score| Filter { min_ply, max_score }.keeps(&record, &position);
+        assert!(keeps(0, None) && keeps(0, Some(30)));
+        assert!(!keeps(1, None) && !keeps(0, Some(29)));
+        let later: Chess = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        assert_eq!(ply_of(&encode(&later, 0, 1)), 4);
+        let mut black = encode(&later, 0, 1);
+        black[27] = 1;
+        assert_eq!(ply_of(&black), 5);
+    }
+
+    /// A cache gives back what loading gave, is refused for another filter or a changed
+    /// file, and a refused cache is rebuilt.
+    #[test]
+    fn cache_round_trips_and_follows_its_inputs() {
+        let dir = std::env::temp_dir().join(format!("basalt-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("records.bin");
+        std::fs::write(&data, random_records(300, 14).concat()).unwrap();
+        let cache = dir.join("records.cache");
+        let filter = Filter {
+            min_ply: 10,
+            max_score: Some(300),
+        };
+        let paths = [data.clone()];
+        let (first, hit) = load_cached(&paths, &filter, &cache).unwrap();
+        assert!(!hit);
+        assert!(first.filtered > 0 && !first.records.is_empty());
+        assert_eq!(first, load_filtered(&paths, &filter).unwrap());
+        let (again, hit) = load_cached(&paths, &filter, &cache).unwrap();
+        assert!(hit);
+        assert_eq!(again, first);
+        let (other, hit) = load_cached(&paths, &Filter::default(), &cache).unwrap();
+        assert!(!hit, "another filter");
+        assert_eq!(other, load(&paths).unwrap());
+        std::fs::write(&data, random_records(200, 15).concat()).unwrap();
+        let (changed, hit) = load_cached(&paths, &Filter::default(), &cache).unwrap();
+        assert!(!hit, "a rewritten file");
+        assert_eq!(changed.records.len() + changed.mate_scores, 200);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn decode_inverts_encode() {

@@ -56,7 +56,7 @@ impl Factoriser {
         network: &mut FloatNetwork,
         adam: &mut Adam,
         gradient: &[f32],
-        learning_rate: f32,
+        rate_and_decay: (f32, f32),
         threads: usize,
     ) {
         let block = self.shared.len();
@@ -74,9 +74,9 @@ impl Factoriser {
             }
         }
         // Now `params` holds B: the main optimizer steps it with W's gradient.
-        adam.step(params, gradient, learning_rate, threads);
+        adam.step(params, gradient, rate_and_decay, threads);
         self.adam
-            .step(&mut self.shared, &shared_gradient, learning_rate, threads);
+            .step(&mut self.shared, &shared_gradient, rate_and_decay, threads);
         for rows in params[..feature_weights].chunks_exact_mut(block) {
             for (w, s) in rows.iter_mut().zip(&self.shared) {
                 *w = (*w + s).clamp(-WEIGHT_CLIP, WEIGHT_CLIP);
@@ -119,10 +119,10 @@ mod tests {
         let mut factorised = network.clone();
         let mut factoriser = Factoriser::from_network(&factorised);
         let mut adam = Adam::new(network.params().len());
-        factoriser.step(&mut factorised, &mut adam, &gradient, 0.01, 1);
+        factoriser.step(&mut factorised, &mut adam, &gradient, (0.01, 0.0), 1);
 
         let mut plain = network.clone();
-        Adam::new(network.params().len()).step(plain.params_mut(), &gradient, 0.01, 1);
+        Adam::new(network.params().len()).step(plain.params_mut(), &gradient, (0.01, 0.0), 1);
 
         let moved = |net: &FloatNetwork, index: usize| {
             (net.feature_weights()[index] - network.feature_weights()[index]).abs()
@@ -156,7 +156,7 @@ mod tests {
         let mut adam = Adam::new(network.params().len());
         let gradient = vec![-1.0f32; network.params().len()];
         for _ in 0..300 {
-            factoriser.step(&mut network, &mut adam, &gradient, 0.05, 2);
+            factoriser.step(&mut network, &mut adam, &gradient, (0.05, 0.0), 2);
         }
         let limit = network.feature_weights().len();
         assert!(network.params()[..limit]

@@ -50,6 +50,8 @@ pub struct Trainer {
     factoriser: Option<Factoriser>,
     slices: Vec<GradientSlice>,
     threads: usize,
+    /// AdamW's decoupled weight decay (0: plain Adam).
+    weight_decay: f32,
 }
 
 /// One slice of a batch: its gradient buffer and the scratch that computes it.
@@ -212,7 +214,14 @@ impl Trainer {
             factoriser,
             slices,
             threads: threads.clamp(1, GRADIENT_SLICES),
+            weight_decay: 0.0,
         }
+    }
+
+    /// This trainer with AdamW's decoupled weight decay `decay` (0: plain Adam).
+    pub fn with_weight_decay(mut self, decay: f32) -> Trainer {
+        self.weight_decay = decay;
+        self
     }
 
     pub fn network(&self) -> &FloatNetwork {
@@ -239,20 +248,18 @@ impl Trainer {
         });
         self.sum_slices();
         let gradient = &self.slices[0].gradient;
+        let step = (learning_rate, self.weight_decay);
         match &mut self.factoriser {
             Some(factoriser) => factoriser.step(
                 &mut self.network,
                 &mut self.adam,
                 gradient,
-                learning_rate,
+                step,
                 self.threads,
             ),
-            None => self.adam.step(
-                self.network.params_mut(),
-                gradient,
-                learning_rate,
-                self.threads,
-            ),
+            None => self
+                .adam
+                .step(self.network.params_mut(), gradient, step, self.threads),
         }
         errors.iter().sum()
     }
@@ -276,22 +283,80 @@ impl Trainer {
         });
     }
 
-    /// Mean loss over `records`, in fixed slices summed in order (the same figure
-    /// whatever the thread count).
+    /// Mean loss over `records` against the target of blend `wdl`.
     pub fn loss(&self, records: &[Record], wdl: f32) -> f64 {
+        self.validation(records, wdl).target
+    }
+
+    /// The three validation figures over `records`, in fixed slices summed in order (the
+    /// same figures whatever the thread count).
+    pub fn validation(&self, records: &[Record], wdl: f32) -> Validation {
         if records.is_empty() {
-            return f64::NAN;
+            return Validation::default_nan();
         }
         let net = &self.network;
         let mut parts = fixed_slices(records);
         let sums = run_spread(&mut parts, self.threads, |_, part| {
             let mut scratch = Scratch::new(net.hidden_size());
-            part.iter()
-                .filter_map(|r| TrainingSample::from_record(r, wdl, net.king_buckets()))
-                .map(|s| f64::from(gradient::squared_error(net, &s, &mut scratch)))
-                .sum::<f64>()
+            let mut sums = [0.0f64; 3];
+            for record in part.iter() {
+                let Ok(position) = data::decode(record) else {
+                    continue;
+                };
+                let sample = TrainingSample::new(&position, 0.0, net.king_buckets());
+                let score = f64::from(sample.target);
+                let result =
+                    f64::from(TrainingSample::new(&position, 1.0, net.king_buckets()).target);
+                let predicted = f64::from(gradient::sigmoid(gradient::logit(
+                    net,
+                    &sample,
+                    &mut scratch,
+                )));
+                let target = (1.0 - f64::from(wdl)) * score + f64::from(wdl) * result;
+                sums[0] += (predicted - target).powi(2);
+                sums[1] += (predicted - score).powi(2);
+                let p = predicted.clamp(1e-7, 1.0 - 1e-7);
+                sums[2] -= result * p.ln() + (1.0 - result) * (1.0 - p).ln();
+            }
+            sums
         });
-        sums.iter().sum::<f64>() / records.len() as f64
+        let total = |i: usize| sums.iter().map(|s| s[i]).sum::<f64>() / records.len() as f64;
+        Validation {
+            target: total(0),
+            score: total(1),
+            result: total(2),
+        }
+    }
+}
+
+/// What a net scores on the validation set. `score` and `result` do not depend on the
+/// target blend `--wdl`, so runs with different blends compare on them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Validation {
+    /// Mean squared error against the training target (the blend of score and result).
+    pub target: f64,
+    /// Mean squared error against the search score alone (as a win probability).
+    pub score: f64,
+    /// Mean log-loss against the game result (1, 0.5 or 0 for the side to move).
+    pub result: f64,
+}
+
+impl Validation {
+    fn default_nan() -> Validation {
+        Validation {
+            target: f64::NAN,
+            score: f64::NAN,
+            result: f64::NAN,
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "validation loss {} (score {}, result log-loss {})",
+            format_loss(self.target),
+            format_loss(self.score),
+            format_loss(self.result)
+        )
     }
 }
 
@@ -354,6 +419,23 @@ pub struct TrainSettings {
     /// The learning rate is multiplied by `lr_gamma` every this many epochs (0: never).
     pub lr_drop_every: u32,
     pub lr_gamma: f32,
+    /// How the learning rate moves from batch to batch.
+    pub lr_schedule: LrSchedule,
+    /// Cosine's last learning rate, as a share of `learning_rate`.
+    pub lr_floor: f32,
+    /// Batches over which the learning rate rises linearly from 0 at the start of a run
+    /// (either schedule).
+    pub warmup_batches: u64,
+    /// AdamW's decoupled weight decay (0: Adam).
+    pub weight_decay: f32,
+    /// Which training positions are kept.
+    pub filter: data::Filter,
+    /// Whole files held out as the validation set (instead of the tail of `data`); a file
+    /// named in both is not trained on.
+    pub validation_data: Vec<PathBuf>,
+    /// The loaded training records are kept in this file and read back from it by a later
+    /// run on the same files with the same filter.
+    pub cache: Option<PathBuf>,
     /// Weight of the game result in the target (the rest is the search score).
     pub wdl: f32,
     /// Add the left-right mirror of every training record (the validation split stays as
@@ -364,6 +446,15 @@ pub struct TrainSettings {
     pub seed: u64,
 }
 
+/// The learning rate's course over a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LrSchedule {
+    /// `lr * lr_gamma^(epoch / lr_drop_every)`: constant within an epoch.
+    Step,
+    /// Half a cosine from `lr` at the first batch to `lr * lr_floor` after the last.
+    Cosine,
+}
+
 impl TrainSettings {
     /// Step schedule: `learning_rate * lr_gamma^(epoch / lr_drop_every)`, epochs from 0.
     pub fn learning_rate_at(&self, epoch: u32) -> f32 {
@@ -372,6 +463,85 @@ impl TrainSettings {
             every => self.learning_rate * self.lr_gamma.powi((epoch / every) as i32),
         }
     }
+
+    /// The learning rate of batch `batch` (from 0) of epoch `epoch` (from 0), an epoch
+    /// being `batches` batches: a function of the position in the run alone, so a resumed
+    /// run follows the same course.
+    pub fn learning_rate_at_batch(&self, epoch: u32, batch: u64, batches: u64) -> f32 {
+        let done = u64::from(epoch) * batches + batch;
+        let rate = match self.lr_schedule {
+            LrSchedule::Step => self.learning_rate_at(epoch),
+            LrSchedule::Cosine => {
+                let total = (u64::from(self.epochs) * batches).max(1);
+                let progress = (done as f64 / total as f64).min(1.0);
+                let floor = f64::from(self.learning_rate * self.lr_floor);
+                let span = f64::from(self.learning_rate) - floor;
+                (floor + span * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos())) as f32
+            }
+        };
+        if done < self.warmup_batches {
+            rate * (done + 1) as f32 / self.warmup_batches as f32
+        } else {
+            rate
+        }
+    }
+}
+
+/// Loads the training records (through the cache if one is named) and the validation set:
+/// the files of `validation_data`, or the tail of the data.
+fn load_split(
+    settings: &TrainSettings,
+    log: &mut dyn FnMut(&str),
+) -> Result<(Vec<Record>, Vec<Record>), String> {
+    let held_out = |path: &PathBuf| settings.validation_data.contains(path);
+    let training_files: Vec<&PathBuf> = settings.data.iter().filter(|p| !held_out(p)).collect();
+    let started = Instant::now();
+    let cannot = |e: std::io::Error| format!("cannot read data: {e}");
+    let (loaded, cached) = match &settings.cache {
+        Some(cache) => {
+            data::load_cached(&training_files, &settings.filter, cache).map_err(cannot)?
+        }
+        None => (
+            data::load_filtered(&training_files, &settings.filter).map_err(cannot)?,
+            false,
+        ),
+    };
+    log(&format!(
+        "loaded {} records ({} MB) in {:.1} s{}; left out: {} with |score| >= {}, {} by the \
+         filter ({:?}), {} malformed",
+        loaded.records.len(),
+        loaded.records.len() * data::RECORD_SIZE / 1_000_000,
+        started.elapsed().as_secs_f64(),
+        if cached { " from the cache" } else { "" },
+        loaded.mate_scores,
+        data::MATE_SCORE_CUTOFF,
+        loaded.filtered,
+        settings.filter,
+        loaded.invalid,
+    ));
+    if settings.validation_data.is_empty() {
+        if loaded.records.len() < 2 {
+            return Err(format!(
+                "{} usable records: too few to train",
+                loaded.records.len()
+            ));
+        }
+        return Ok(split_validation(
+            loaded.records,
+            settings.validation_fraction,
+            settings.seed,
+        ));
+    }
+    let mut training = loaded.records;
+    if training.is_empty() {
+        return Err("no usable training records".to_string());
+    }
+    // The validation set is the same whatever the recipe: no filter.
+    let validation = data::load(&settings.validation_data)
+        .map_err(|e| format!("cannot read validation data: {e}"))?
+        .records;
+    training.shuffle(&mut StdRng::seed_from_u64(settings.seed));
+    Ok((training, validation))
 }
 
 /// Splits the records into (training, validation). The validation set is the tail of the
@@ -415,35 +585,21 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
         );
     }
     let started = Instant::now();
-    let loaded = data::load(&settings.data).map_err(|e| format!("cannot read data: {e}"))?;
-    let records = loaded.records;
-    if records.len() < 2 {
-        return Err(format!(
-            "{} usable records: too few to train",
-            records.len()
-        ));
-    }
-    let (mut training, validation) =
-        split_validation(records, settings.validation_fraction, settings.seed);
+    let (mut training, validation) = load_split(settings, log)?;
     if settings.mirror {
         let mirrored: Vec<Record> = training.iter().map(data::mirror_files).collect();
         training.extend(mirrored);
     }
     log(&format!(
-        "loaded {} records ({} MB; {} with |score| >= {} and {} malformed left out) in {:.1} s: \
-         {} training, {} validation",
-        training.len() + validation.len(),
-        (training.len() + validation.len()) * data::RECORD_SIZE / 1_000_000,
-        loaded.mate_scores,
-        data::MATE_SCORE_CUTOFF,
-        loaded.invalid,
-        started.elapsed().as_secs_f64(),
+        "{} training records{}, {} validation, ready in {:.1} s",
         training.len(),
-        validation.len()
+        if settings.mirror { " (mirrored)" } else { "" },
+        validation.len(),
+        started.elapsed().as_secs_f64(),
     ));
 
     let threads = settings.threads.max(1);
-    let (mut trainer, first_epoch) = if settings.resume {
+    let (trainer, first_epoch) = if settings.resume {
         let saved =
             checkpoint::load(&settings.checkpoint).map_err(|e| format!("cannot resume: {e}"))?;
         if saved.network.hidden_size() != settings.hidden {
@@ -520,9 +676,10 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
         );
         (trainer, 0)
     };
+    let mut trainer = trainer.with_weight_decay(settings.weight_decay);
     log(&format!(
         "network (768 x {}{} -> {h}) x 2 -> 1 ({}mirrored) with {} output buckets, {} \
-         parameters; validation loss {}",
+         parameters; {}",
         trainer.network.king_buckets().count(),
         if trainer.factoriser.is_some() {
             ", factorised"
@@ -536,19 +693,23 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
         },
         trainer.network.output_buckets(),
         trainer.network.params().len(),
-        format_loss(trainer.loss(&validation, settings.wdl)),
+        trainer.validation(&validation, settings.wdl).describe(),
         h = settings.hidden
     ));
+    let best_path = best_net_path(&settings.out);
+    let mut best = best_so_far(settings, &best_path, &trainer, &validation);
 
     let batch_size = settings.batch_size.max(1);
+    let batches = training.len().div_ceil(batch_size) as u64;
     for epoch in first_epoch..settings.epochs {
-        let learning_rate = settings.learning_rate_at(epoch);
         let epoch_started = Instant::now();
         let mut order: Vec<u32> = (0..training.len() as u32).collect();
         order.shuffle(&mut StdRng::seed_from_u64(epoch_seed(settings.seed, epoch)));
         let (mut errors, mut seen) = (0.0, 0usize);
         let mut last_report = Instant::now();
-        for batch in order.chunks(batch_size) {
+        let mut learning_rate = settings.learning_rate_at_batch(epoch, 0, batches);
+        for (b, batch) in order.chunks(batch_size).enumerate() {
+            learning_rate = settings.learning_rate_at_batch(epoch, b as u64, batches);
             errors += trainer.train_batch(&training, batch, learning_rate, settings.wdl);
             seen += batch.len();
             if last_report.elapsed() >= PROGRESS_INTERVAL {
@@ -563,14 +724,14 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             }
         }
         let speed = seen as f64 / epoch_started.elapsed().as_secs_f64();
-        let validation_loss = trainer.loss(&validation, settings.wdl);
+        let figures = trainer.validation(&validation, settings.wdl);
         log(&format!(
-            "epoch {}/{}: lr {learning_rate:.6}, train loss {}, validation loss {}, \
-             {speed:.0} positions/s, elapsed {:.0} s",
+            "epoch {}/{}: lr {learning_rate:.6}, train loss {}, {}, {speed:.0} positions/s, \
+             elapsed {:.0} s",
             epoch + 1,
             settings.epochs,
             format_loss(errors / seen as f64),
-            format_loss(validation_loss),
+            figures.describe(),
             started.elapsed().as_secs_f64()
         ));
         let saved = Checkpoint {
@@ -587,6 +748,16 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             )
         })?;
         write_net(settings, &trainer)?;
+        if figures.target < best {
+            best = figures.target;
+            net_file::write(&best_path, &trainer.network)
+                .map_err(|e| format!("cannot write {}: {e}", best_path.display()))?;
+            log(&format!(
+                "  best so far: wrote {} (epoch {})",
+                best_path.display(),
+                epoch + 1
+            ));
+        }
     }
     if first_epoch >= settings.epochs {
         log(&format!(
@@ -601,6 +772,42 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
         settings.checkpoint.display()
     ));
     Ok(())
+}
+
+/// Where the best epoch's net goes: `OUT` with `.best` before its extension
+/// (`gen11.nnue` -> `gen11.best.nnue`).
+pub fn best_net_path(out: &std::path::Path) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .map_or_else(Default::default, |s| s.to_os_string());
+    let mut name = stem;
+    name.push(".best");
+    if let Some(extension) = out.extension() {
+        name.push(".");
+        name.push(extension);
+    }
+    out.with_file_name(name)
+}
+
+/// The validation loss the best net must beat: a resumed run's best file, scored again on
+/// this validation set (the loss is not stored), or none.
+fn best_so_far(
+    settings: &TrainSettings,
+    best_path: &std::path::Path,
+    trainer: &Trainer,
+    validation: &[Record],
+) -> f64 {
+    if !settings.resume || validation.is_empty() {
+        return f64::INFINITY;
+    }
+    match net_file::read(best_path) {
+        Ok(network) => {
+            Trainer::resume(network, Adam::new(0), None, trainer.threads)
+                .validation(validation, settings.wdl)
+                .target
+        }
+        Err(_) => f64::INFINITY,
+    }
 }
 
 /// A mean loss, or "n/a" for an empty set.
@@ -650,6 +857,13 @@ mod tests {
             mirror: false,
             threads: 1,
             validation_fraction: 0.1,
+            lr_schedule: LrSchedule::Step,
+            lr_floor: 0.0,
+            warmup_batches: 0,
+            weight_decay: 0.0,
+            filter: data::Filter::default(),
+            validation_data: Vec::new(),
+            cache: None,
             seed: 0,
         };
         let rates: Vec<f32> = (0..9).map(|e| settings.learning_rate_at(e)).collect();
@@ -657,6 +871,98 @@ mod tests {
         assert_eq!(rates[3], 0.001);
         assert_eq!(rates[4], 0.0005);
         assert_eq!(rates[8], 0.00025);
+    }
+
+    /// Cosine falls from --lr at the first batch to --lr * --lr-floor at the end, batch by
+    /// batch; warm-up rises linearly first; the step schedule stays constant in an epoch.
+    #[test]
+    fn per_batch_schedules() {
+        let dir = std::env::temp_dir();
+        let data = dir.join("unused");
+        let cosine = TrainSettings {
+            epochs: 4,
+            learning_rate: 0.002,
+            lr_schedule: LrSchedule::Cosine,
+            lr_floor: 0.1,
+            ..run_settings(&dir, &data, "schedule", 4, false)
+        };
+        let at = |s: &TrainSettings, epoch, batch| s.learning_rate_at_batch(epoch, batch, 10);
+        assert_eq!(at(&cosine, 0, 0), 0.002);
+        let middle = at(&cosine, 2, 0);
+        assert!((middle - 0.0011).abs() < 1e-7, "{middle}");
+        let last = at(&cosine, 3, 9);
+        assert!(last > 0.0002 && last < 0.000205, "{last}");
+        let rates: Vec<f32> = (0..40)
+            .map(|b| at(&cosine, b / 10, u64::from(b % 10)))
+            .collect();
+        assert!(rates.windows(2).all(|w| w[1] < w[0]), "{rates:?}");
+        let warm = TrainSettings {
+            warmup_batches: 4,
+            ..cosine.clone()
+        };
+        assert_eq!(at(&warm, 0, 0), 0.002 * 0.25);
+        assert_eq!(at(&warm, 0, 3), at(&cosine, 0, 3));
+        let step = TrainSettings {
+            lr_schedule: LrSchedule::Step,
+            ..cosine
+        };
+        assert_eq!(at(&step, 1, 0), at(&step, 1, 9));
+        assert_eq!(at(&step, 2, 0), 0.002 * 0.3);
+    }
+
+    /// Whole files as the validation set: not trained on even when also named as data,
+    /// every epoch prints the three figures, the best epoch's net is kept beside the last,
+    /// and a cache gives the same run.
+    #[test]
+    fn validation_files_best_net_and_cache() {
+        let dir = std::env::temp_dir().join(format!("basalt-train-valid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (train_file, valid_file) = (dir.join("train.bin"), dir.join("valid.bin"));
+        std::fs::write(&train_file, random_records(900, 40).concat()).unwrap();
+        std::fs::write(&valid_file, random_records(100, 41).concat()).unwrap();
+        let settings = |name: &str, cache: Option<PathBuf>| TrainSettings {
+            data: vec![train_file.clone(), valid_file.clone()],
+            validation_data: vec![valid_file.clone()],
+            lr_schedule: LrSchedule::Cosine,
+            warmup_batches: 3,
+            weight_decay: 0.01,
+            filter: data::Filter {
+                min_ply: 2,
+                max_score: Some(2000),
+            },
+            cache,
+            ..run_settings(&dir, &train_file, name, 3, false)
+        };
+        let mut lines = Vec::new();
+        run(&settings("plain", None), &mut |l| lines.push(l.to_string())).unwrap();
+        let loaded = lines.iter().find(|l| l.starts_with("loaded")).unwrap();
+        assert!(loaded.contains("by the filter"), "{loaded}");
+        let ready = lines
+            .iter()
+            .find(|l| l.contains("training records"))
+            .unwrap();
+        assert!(ready.contains(", 100 validation"), "{ready}");
+        let epochs: Vec<&String> = lines.iter().filter(|l| l.starts_with("epoch ")).collect();
+        assert_eq!(epochs.len(), 3);
+        assert!(epochs
+            .iter()
+            .all(|l| l.contains("(score ") && l.contains("result log-loss")));
+        let best = dir.join("plain.best.nnue");
+        assert_eq!(best_net_path(&dir.join("plain.nnue")), best);
+        assert!(best.exists() && lines.iter().any(|l| l.contains("best so far")));
+
+        let cache = dir.join("train.cache");
+        let mut cached_lines = Vec::new();
+        run(&settings("first", Some(cache.clone())), &mut |_| {}).unwrap();
+        run(&settings("second", Some(cache)), &mut |l| {
+            cached_lines.push(l.to_string())
+        })
+        .unwrap();
+        assert!(cached_lines.iter().any(|l| l.contains("from the cache")));
+        let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+        assert_eq!(read("plain.nnue"), read("first.nnue"));
+        assert_eq!(read("first.nnue"), read("second.nnue"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// On synthetic labels (Basalt's static evaluation of random positions) a few epochs
@@ -725,6 +1031,13 @@ mod tests {
             mirror: true,
             threads: 2,
             validation_fraction: 0.1,
+            lr_schedule: LrSchedule::Step,
+            lr_floor: 0.0,
+            warmup_batches: 0,
+            weight_decay: 0.0,
+            filter: data::Filter::default(),
+            validation_data: Vec::new(),
+            cache: None,
             seed: 17,
         }
     }
@@ -889,7 +1202,8 @@ mod tests {
             let mut first = None;
             run(s, &mut |line| {
                 if line.starts_with("network") && first.is_none() {
-                    first = line.rsplit(' ').next().map(|v| v.parse::<f64>().unwrap());
+                    let after = line.split("validation loss ").nth(1).unwrap();
+                    first = after.split(' ').next().map(|v| v.parse::<f64>().unwrap());
                 }
             })
             .unwrap();
