@@ -92,7 +92,7 @@ mod simd;
 
 pub use accumulator::{Accumulator, AccumulatorStack};
 pub use float::{screlu, FloatNetwork, TensorsMut};
-pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC};
+pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC, MAX_FILE_BYTES};
 pub use simd::Simd;
 
 /// Output bucket counts a file may declare: the divisors of 32 up to 8, so the buckets

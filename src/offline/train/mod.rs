@@ -327,6 +327,11 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
                 .to_string(),
         );
     }
+    // The net to start from is read before the data, which can take minutes to load.
+    let init = match (&settings.init, settings.resume) {
+        (Some(path), false) => Some((path, net_file::read(path)?)),
+        _ => None,
+    };
     let started = Instant::now();
     let loaded = data::load(&settings.data).map_err(|e| format!("cannot read data: {e}"))?;
     let records = loaded.records;
@@ -403,8 +408,7 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             Trainer::resume(saved.network, saved.adam, saved.factoriser, threads),
             saved.epochs_done,
         )
-    } else if let Some(init) = &settings.init {
-        let network = net_file::read(init)?;
+    } else if let Some((init, network)) = init {
         if network.hidden_size() != settings.hidden {
             return Err(format!(
                 "{} has {} hidden neurons, not --hidden {}",
