@@ -263,7 +263,7 @@ mod tests {
         // A setting line without a value is not one.
         fs::write(path(&out), "games 3 records 200 bytes 900\nseed\n").unwrap();
         assert!(read(&out, Format::Games).is_err());
-        fs::remove_file(path(&out)).unwrap();
+        fs::remove_dir_all(out.parent().unwrap()).unwrap();
     }
 
     #[test]
