@@ -55,10 +55,13 @@ fn datagen_format(out: &Path, format: &str, games: u64, threads: usize) {
     succeeded(run_datagen(out, &flags));
 }
 
+/// The progress file's first line: the complete games, records and bytes.
 fn progress(out: &Path) -> String {
     std::fs::read_to_string(format!("{}.progress", out.display()))
         .unwrap()
-        .trim()
+        .lines()
+        .next()
+        .unwrap_or("")
         .to_string()
 }
 
@@ -98,9 +101,8 @@ fn same_seed_same_file_with_any_thread_count_and_after_resuming() {
     assert_eq!(bytes.len() % RECORD_BYTES, 0);
     assert_eq!(bytes, std::fs::read(&two).unwrap(), "1 vs 2 threads");
     assert_eq!(bytes, std::fs::read(&resumed).unwrap(), "resumed run");
-    let progress = std::fs::read_to_string(format!("{}.progress", one.display())).unwrap();
     assert_eq!(
-        progress.trim(),
+        progress(&one),
         format!("games 6 records {}", bytes.len() / RECORD_BYTES)
     );
 }
@@ -313,4 +315,90 @@ fn syzygy_ends_games_with_the_tablebase_result() {
     for game in play(&scratch("tablebase_off.bin"), false) {
         assert!(!game.plies.is_empty());
     }
+}
+
+/// `flags` with the value after `flag` replaced by `value`.
+fn with(flags: &[&str], flag: &str, value: &str) -> Vec<String> {
+    let mut flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+    let at = flags
+        .iter()
+        .position(|f| f == flag)
+        .expect("the flag is there")
+        + 1;
+    flags[at] = value.to_string();
+    flags
+}
+
+#[test]
+fn a_resume_with_other_settings_is_refused_naming_the_difference() {
+    let out = scratch("settings_resumed.bin");
+    let book = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/eval_book_8moves_v3.epd");
+    let book = book.to_str().unwrap();
+    let run = |games: &str, flags: &[String]| {
+        let mut all = vec!["--games", games];
+        all.extend(flags.iter().map(String::as_str));
+        run_bare(&out, &all)
+    };
+    let base = ["--nodes", "300", "--seed", "7", "--book", book];
+    let same = with(&base, "--seed", "7");
+    succeeded(run("2", &same));
+    let two_games = std::fs::read(&out).unwrap();
+    let recorded = std::fs::read_to_string(format!("{}.progress", out.display())).unwrap();
+    assert!(recorded.contains("\nseed 7\nnodes 300\n"), "{recorded}");
+
+    // Another seed, node budget, book or evaluation: refused, naming what differs, and
+    // nothing written.
+    let shorter_book = scratch("settings_book.epd");
+    let lines: Vec<String> = std::fs::read_to_string(book)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.to_string() + "\n")
+        .collect();
+    std::fs::write(&shorter_book, lines.concat()).unwrap();
+    let mut hce = same.clone();
+    hce.push("--hce".into());
+    let refused = [
+        (
+            with(&base, "--seed", "8"),
+            "seed 7 there, 8 in this run (--seed)",
+        ),
+        (
+            with(&base, "--nodes", "400"),
+            "nodes 300 there, 400 in this run (--nodes)",
+        ),
+        (
+            with(&base, "--book", shorter_book.to_str().unwrap()),
+            "(--book)",
+        ),
+        (hce, "in this run (--eval-file or --hce)"),
+    ];
+    for (flags, named) in refused {
+        let output = run("3", &flags);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flags:?} was accepted");
+        assert!(stderr.contains(named), "{flags:?}: {stderr}");
+        assert_eq!(std::fs::read(&out).unwrap(), two_games, "{flags:?}");
+        let progress = std::fs::read_to_string(format!("{}.progress", out.display())).unwrap();
+        assert_eq!(progress, recorded, "{flags:?}");
+    }
+
+    // The same settings go on, as an uninterrupted run would have.
+    succeeded(run("3", &same));
+    let whole = scratch("settings_whole.bin");
+    succeeded(run_bare(
+        &whole,
+        &[&["--games", "3"][..], &base[..]].concat(),
+    ));
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&whole).unwrap());
+
+    // A progress file from before the settings were recorded: resumed, with a note, and
+    // recorded from then on.
+    std::fs::write(format!("{}.progress", out.display()), progress(&out) + "\n").unwrap();
+    let output = succeeded(run("4", &same));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("does not record seed, nodes,"), "{stderr}");
+    let recorded = std::fs::read_to_string(format!("{}.progress", out.display())).unwrap();
+    assert!(recorded.contains("\nseed 7\n"), "{recorded}");
+    assert!(!run("5", &with(&base, "--seed", "9")).status.success());
 }

@@ -149,10 +149,11 @@ def add_checkpoint(row):
 
 def progress(path):
     """(games, records, bytes) from the file's .progress, or None. A record file's progress
-    is `games G records R` (32 R bytes); a games file's (`--format games`) adds `bytes B`."""
+    is `games G records R` (32 R bytes); a games file's (`--format games`) adds `bytes B`.
+    The lines after the first hold the run's settings, which datagen checks itself."""
     try:
         with open(path + ".progress", encoding="utf-8") as f:
-            words = f.read().split()
+            words = f.readline().split()
     except FileNotFoundError:
         return None
     if words[0::2] == ["games", "records"]:

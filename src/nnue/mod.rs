@@ -93,7 +93,7 @@ mod simd;
 
 pub use accumulator::{Accumulator, AccumulatorStack};
 pub use float::{screlu, FloatNetwork, TensorsMut};
-pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC};
+pub use network::{fnv1a64, Network, FORMAT_VERSION, MAGIC, MAX_FILE_BYTES};
 #[cfg(target_arch = "x86_64")]
 pub use simd::Avx2;
 pub use simd::Simd;

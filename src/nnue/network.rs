@@ -1,14 +1,18 @@
 //! The quantized network: loading and writing the file format, and the integer output layer.
 
+use std::fs::{File, Metadata};
+use std::io::Read;
+use std::path::Path;
+
 use shakmaty::{Chess, Color, Position as _};
 
 #[cfg(target_arch = "x86_64")]
 use super::simd::Avx2;
 use super::simd::{lanes, to_blocks, Block, Kernels, Portable, Simd};
 use super::{
-    output_bucket, Accumulator, FloatNetwork, KingBuckets, EVAL_LIMIT, EVAL_SCALE, HIDDEN_STEP,
-    MAX_FEATURE_BIAS, MAX_FEATURE_WEIGHT, MAX_HIDDEN, MAX_OUTPUT_WEIGHT, MIN_HIDDEN,
-    OUTPUT_BUCKET_COUNTS, QA, QB,
+    output_bucket, Accumulator, FloatNetwork, KingBuckets, EVAL_LIMIT, EVAL_SCALE, FEATURES,
+    HIDDEN_STEP, MAX_FEATURE_BIAS, MAX_FEATURE_WEIGHT, MAX_HIDDEN, MAX_KING_BUCKETS,
+    MAX_OUTPUT_WEIGHT, MIN_HIDDEN, OUTPUT_BUCKET_COUNTS, QA, QB,
 };
 
 /// The first bytes of every network file.
@@ -66,7 +70,7 @@ fn version_for(buckets: usize, kings: &KingBuckets) -> u32 {
     }
 }
 
-fn header_bytes(version: u32) -> usize {
+const fn header_bytes(version: u32) -> usize {
     match version {
         1 => HEADER_BYTES,
         2 => HEADER_BYTES_V2,
@@ -74,12 +78,95 @@ fn header_bytes(version: u32) -> usize {
     }
 }
 
-/// The file size of a network with `hidden` neurons, `buckets` output buckets and `kings`.
-fn file_bytes(hidden: usize, buckets: usize, kings: &KingBuckets) -> usize {
-    header_bytes(version_for(buckets, kings))
-        + 2 * (kings.inputs() * hidden + hidden + buckets * 2 * hidden)
+/// The bytes after the header of a network with `hidden` neurons, `buckets` output buckets
+/// and `king_sets` sets of input rows: the weights, biases and checksum.
+const fn body_bytes(hidden: usize, buckets: usize, king_sets: usize) -> usize {
+    2 * (king_sets * FEATURES * hidden + hidden + buckets * 2 * hidden)
         + 4 * buckets
         + CHECKSUM_BYTES
+}
+
+/// The file size of a network with `hidden` neurons, `buckets` output buckets and `kings`.
+fn file_bytes(hidden: usize, buckets: usize, kings: &KingBuckets) -> usize {
+    header_bytes(version_for(buckets, kings)) + body_bytes(hidden, buckets, kings.count())
+}
+
+/// The most output buckets a file may declare.
+const MAX_OUTPUT_BUCKETS: usize = {
+    let mut most = 0;
+    let mut i = 0;
+    while i < OUTPUT_BUCKET_COUNTS.len() {
+        if OUTPUT_BUCKET_COUNTS[i] > most {
+            most = OUTPUT_BUCKET_COUNTS[i];
+        }
+        i += 1;
+    }
+    most
+};
+
+/// The size of the largest net the format allows: the newest (longest) header, then
+/// [`MAX_HIDDEN`] neurons with [`MAX_KING_BUCKETS`] sets of input rows and the most output
+/// buckets (about 96 MiB). [`Network::read_file`] refuses a larger file without reading it.
+pub const MAX_FILE_BYTES: usize =
+    header_bytes(FORMAT_VERSION) + body_bytes(MAX_HIDDEN, MAX_OUTPUT_BUCKETS, MAX_KING_BUCKETS);
+
+/// What kind of file `metadata` describes, for an error message.
+fn file_kind(metadata: &Metadata) -> &'static str {
+    let kind = metadata.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// A net file's size, if `metadata` is that of a regular file no larger than the largest
+/// net: what may be read whole.
+fn check_net_file(metadata: &Metadata) -> Result<usize, String> {
+    if !metadata.is_file() {
+        return Err(format!(
+            "{}, not a regular file: a net is read only from a regular file",
+            file_kind(metadata)
+        ));
+    }
+    match usize::try_from(metadata.len()) {
+        Ok(len) if len <= MAX_FILE_BYTES => Ok(len),
+        _ => Err(format!(
+            "{} bytes, more than the largest net the format allows ({MAX_FILE_BYTES} bytes)",
+            metadata.len()
+        )),
+    }
+}
+
+/// Opens `path` for reading without waiting: a FIFO put in place of a checked file would
+/// otherwise block `open` until a writer came.
+fn open_without_blocking(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
@@ -255,6 +342,30 @@ impl Network {
             read_i16s(output_weights),
             output_biases,
         )
+    }
+
+    /// Reads the net file at `path` (a symlink is followed), checked before any of it is
+    /// read: it must be a regular file no larger than [`MAX_FILE_BYTES`]. A FIFO would block
+    /// the reader until a writer came, and `/dev/zero` or a huge file would fill the memory.
+    /// The path is checked before it is opened (opening a device can have effects of its
+    /// own), and the opened file again, as it may have been replaced in between; the read
+    /// stops past the bound all the same, for a file that grows. Errors say what is wrong,
+    /// without the path.
+    pub fn read_file(path: &Path) -> Result<Network, String> {
+        check_net_file(&std::fs::metadata(path).map_err(|e| e.to_string())?)?;
+        let file = open_without_blocking(path).map_err(|e| e.to_string())?;
+        let len = check_net_file(&file.metadata().map_err(|e| e.to_string())?)?;
+        let mut bytes = Vec::with_capacity(len);
+        file.take(MAX_FILE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        if bytes.len() > MAX_FILE_BYTES {
+            return Err(format!(
+                "grew past the largest net the format allows ({MAX_FILE_BYTES} bytes) while \
+                 it was read"
+            ));
+        }
+        Network::from_bytes(&bytes)
     }
 
     /// The file bytes of this network, checksum included.
@@ -588,6 +699,87 @@ mod tests {
             }
         }
         assert!(KingBuckets::named("m5").is_none());
+    }
+
+    /// The bound is the size of a real net of the largest shape, which the loader takes.
+    #[test]
+    fn the_largest_net_takes_max_file_bytes() {
+        for version in 1..=FORMAT_VERSION {
+            assert!(header_bytes(version) <= header_bytes(FORMAT_VERSION));
+        }
+        let mut table = [0u8; 64];
+        for (square, bucket) in table.iter_mut().enumerate() {
+            *bucket = (square % MAX_KING_BUCKETS) as u8;
+        }
+        let kings = KingBuckets::new(table, MAX_KING_BUCKETS, true).unwrap();
+        let buckets = *OUTPUT_BUCKET_COUNTS.iter().max().unwrap();
+        let network = Network::from_parts(
+            MAX_HIDDEN,
+            kings,
+            vec![0; kings.inputs() * MAX_HIDDEN].into(),
+            vec![0; MAX_HIDDEN].into(),
+            vec![0; buckets * 2 * MAX_HIDDEN].into(),
+            vec![0; buckets].into(),
+        )
+        .unwrap();
+        let bytes = network.to_bytes();
+        assert_eq!(bytes.len(), MAX_FILE_BYTES);
+        assert_eq!(Network::from_bytes(&bytes).unwrap(), network);
+    }
+
+    /// A scratch directory for file tests, empty.
+    fn scratch_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("basalt-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn read_file_reads_only_a_regular_file_within_the_bound() {
+        let dir = scratch_dir("read-file");
+        let network = small_network();
+        let net = dir.join("small.nnue");
+        std::fs::write(&net, network.to_bytes()).unwrap();
+        assert_eq!(Network::read_file(&net).unwrap(), network);
+        let error_of = |path: &Path| Network::read_file(path).expect_err("refused");
+
+        assert!(error_of(&dir.join("missing.nnue")).contains("No such file"));
+        assert!(error_of(&dir).contains("a directory, not a regular file"));
+        // Larger than any net: refused by its size (the file is sparse, nothing is read).
+        let huge = dir.join("huge.nnue");
+        File::create(&huge)
+            .unwrap()
+            .set_len(MAX_FILE_BYTES as u64 + 1)
+            .unwrap();
+        let error = error_of(&huge);
+        assert!(
+            error.contains(&format!("{} bytes, more than", MAX_FILE_BYTES + 1)),
+            "{error}"
+        );
+        // Within the bound but not a net: read, and refused as before.
+        let mut longer = network.to_bytes();
+        longer.push(0);
+        std::fs::write(&huge, longer).unwrap();
+        assert!(error_of(&huge).contains("trailing"));
+
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            assert!(error_of(Path::new("/dev/zero")).contains("a character device"));
+            let fifo = dir.join("fifo.nnue");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
+            assert!(error_of(&fifo).contains("a FIFO, not a regular file"));
+            // A symlink is followed: to a net it reads the net, to a FIFO it is refused.
+            let link = dir.join("link.nnue");
+            symlink(&net, &link).unwrap();
+            assert_eq!(Network::read_file(&link).unwrap(), network);
+            std::fs::remove_file(&link).unwrap();
+            symlink(&fifo, &link).unwrap();
+            assert!(error_of(&link).contains("a FIFO"));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -137,10 +137,7 @@ impl DatagenArgs {
         let network = match (self.hce, self.eval_file) {
             (true, _) => None,
             (false, None) => Some(crate::nnue::embedded()),
-            (false, Some(path)) => match std::fs::read(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| crate::nnue::Network::from_bytes(&bytes))
-            {
+            (false, Some(path)) => match crate::nnue::Network::read_file(&path) {
                 Ok(network) => Some(Arc::new(network)),
                 Err(e) => {
                     eprintln!("datagen: {}: {e}", path.display());

@@ -250,15 +250,14 @@ impl Engine {
     }
 
     /// Loads the network `EvalFile` names; a file that cannot be read or is not a net
-    /// leaves the current one in place. A running search keeps the net it started with.
+    /// (a FIFO, a device or a file larger than any net is refused unread, so the command
+    /// thread never waits on it) leaves the current one in place. A running search keeps
+    /// the net it started with.
     fn load_network(&mut self, path: String) {
         let loaded = if path == options::EMBEDDED_NET {
             Ok(nnue::embedded())
         } else {
-            std::fs::read(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| Network::from_bytes(&bytes))
-                .map(Arc::new)
+            Network::read_file(std::path::Path::new(&path)).map(Arc::new)
         };
         match loaded {
             Ok(network) => {

@@ -54,6 +54,46 @@ pub const PROMPT: Duration = Duration::from_millis(200);
 pub const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 pub const KIWIPETE: &str = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1";
 
+/// Runs `command` (stdin closed, stdout and stderr captured) and returns its output; fails
+/// the test, after killing the process, when it has not exited within `timeout`: a command
+/// that hangs fails instead of stalling CI.
+pub fn run_within(command: &mut Command, timeout: Duration) -> std::process::Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    // Drained on threads, so a chatty process cannot block on a full pipe.
+    let drain = |mut source: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = source.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("stdout is piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("stderr is piped")));
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < timeout => thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{command:?} did not exit within {timeout:?}");
+            }
+            Err(e) => panic!("cannot wait for {command:?}: {e}"),
+        }
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().expect("the stdout reader"),
+        stderr: stderr.join().expect("the stderr reader"),
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Sharing the machine
 // ---------------------------------------------------------------------------------------

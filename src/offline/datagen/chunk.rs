@@ -51,7 +51,7 @@ pub fn pack(games_file: &[u8]) -> Result<Packed, Damage> {
         let (_, game) = item?;
         packed.games += 1;
         packed.plies += game.plies.len() as u64;
-        packed.positions += game.records(games::Selection::Quiet).len() as u64;
+        packed.positions += game.count(games::Selection::Quiet);
         game.encode(&mut unpacked, Encoding::Packed);
     }
     packed.unpacked_bytes = unpacked.len();

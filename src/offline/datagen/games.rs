@@ -45,8 +45,8 @@ use std::num::NonZeroU32;
 use std::path::Path;
 
 use shakmaty::{
-    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, File, FromSetup, Move, MoveList,
-    Position, PositionError, Rank, Setup, Square,
+    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, File, FromSetup, Move, Position,
+    PositionError, Rank, Setup, Square,
 };
 
 use super::format::{self, GameResult, RECORD_BYTES};
@@ -153,10 +153,42 @@ fn move_key(m: &Move) -> u32 {
     from << 9 | u32::from(m.to()) << 3 | promotion
 }
 
-fn sorted_moves(pos: &Chess) -> MoveList {
+/// The legal moves of `pos` in the format's order: what `move_index` and `nth_move` count
+/// in, without sorting the moves themselves.
+#[cfg(test)]
+fn sorted_moves(pos: &Chess) -> shakmaty::MoveList {
     let mut moves = pos.legal_moves();
     moves.sort_unstable_by_key(move_key);
     moves
+}
+
+/// The index of the legal move `m` among the legal moves of `pos` in the format's order:
+/// the number of legal moves that come before it (keys differ between legal moves).
+fn move_index(pos: &Chess, m: &Move) -> Option<usize> {
+    let moves = pos.legal_moves();
+    let key = move_key(m);
+    moves
+        .contains(m)
+        .then(|| moves.iter().filter(|other| move_key(other) < key).count())
+}
+
+/// The legal move at `index` in the format's order, or the number of legal moves when there
+/// are not that many. Decoding a ply is mostly this: each key carries its move's place in
+/// the list in its low byte, and one selection among those integers costs a fraction of
+/// sorting the moves by a key computed anew at every comparison.
+fn nth_move(pos: &Chess, index: usize) -> Result<Move, usize> {
+    let moves = pos.legal_moves();
+    if index >= moves.len() {
+        return Err(moves.len());
+    }
+    // A position has at most 218 legal moves, so a place fits the low byte.
+    let mut keys = [0u32; 256];
+    for (place, (key, m)) in keys.iter_mut().zip(&moves).enumerate() {
+        *key = move_key(m) << 8 | place as u32;
+    }
+    let keys = &mut keys[..moves.len()];
+    let (_, &mut nth, _) = keys.select_nth_unstable(index);
+    Ok(moves[(nth & 0xff) as usize])
 }
 
 fn zigzag(value: i32) -> u32 {
@@ -239,10 +271,7 @@ impl Game {
         for (i, ply) in self.plies.iter().enumerate() {
             let index = match ply.best {
                 Some(best) => {
-                    let index = sorted_moves(&pos)
-                        .iter()
-                        .position(|&m| m == best)
-                        .expect("the move is legal");
+                    let index = move_index(&pos, &best).expect("the move is legal");
                     pos.play_unchecked(best);
                     index as u8
                 }
@@ -277,6 +306,19 @@ impl Game {
             }
         }
         records
+    }
+
+    /// How many positions `selection` keeps: the length of `records`, without packing them.
+    pub fn count(&self, selection: Selection) -> u64 {
+        let mut pos = self.start.clone();
+        let mut count = 0;
+        for (i, ply) in self.plies.iter().enumerate() {
+            count += u64::from(selection.keeps(&pos, ply));
+            if let (Some(best), true) = (ply.best, i + 1 < self.plies.len()) {
+                pos.play_unchecked(best);
+            }
+        }
+        count
     }
 
     /// The game a record stands for: the record's position (without castling rights or en
@@ -559,15 +601,8 @@ pub fn decode(bytes: &[u8], encoding: Encoding) -> Result<(Game, usize), (usize,
         let best = if index == NO_MOVE && ply + 1 == plies {
             None
         } else {
-            let moves = sorted_moves(&pos);
-            let best = *moves.get(usize::from(index)).ok_or((
-                at,
-                Problem::BadMove {
-                    ply,
-                    index,
-                    legal: moves.len(),
-                },
-            ))?;
+            let best = nth_move(&pos, usize::from(index))
+                .map_err(|legal| (at, Problem::BadMove { ply, index, legal }))?;
             if ply + 1 < plies {
                 pos.play_unchecked(best);
             }
@@ -780,6 +815,33 @@ mod tests {
         );
     }
 
+    /// Both directions of the move index agree with the legal moves sorted by their keys,
+    /// in positions with castling, en passant, promotions and few or many moves.
+    #[test]
+    fn move_index_and_nth_move_count_in_the_sorted_order() {
+        let mut positions: Vec<Chess> = STARTS.iter().map(|fen| chess(fen)).collect();
+        positions.push(chess(
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        ));
+        positions.push(chess(
+            "R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1",
+        ));
+        // The most legal moves a position is known to have.
+        assert_eq!(positions[6].legal_moves().len(), 218);
+        for pos in &positions {
+            let sorted = sorted_moves(pos);
+            assert!(!sorted.is_empty());
+            for (index, m) in sorted.iter().enumerate() {
+                assert_eq!(move_index(pos, m), Some(index));
+                assert_eq!(nth_move(pos, index), Ok(*m));
+            }
+            assert_eq!(nth_move(pos, sorted.len()), Err(sorted.len()));
+            assert_eq!(nth_move(pos, usize::from(NO_MOVE)), Err(sorted.len()));
+        }
+        let illegal = sorted_moves(&chess(STARTS[0]))[0];
+        assert_eq!(move_index(&positions[5], &illegal), None);
+    }
+
     #[test]
     fn a_record_file_cannot_start_with_the_magic() {
         assert!(MAGIC.iter().map(|b| b.count_ones()).sum::<u32>() > 32);
@@ -828,6 +890,7 @@ mod tests {
             .map(|i| format::pack(&after(&line[..i]), scores[i], GameResult::WhiteWin))
             .collect();
         assert_eq!(game.records(Selection::Quiet), expected);
+        assert_eq!(game.count(Selection::Quiet), expected.len() as u64);
         assert_eq!(game.records(Selection::All).len(), line.len());
         // A mate score alone drops a quiet move.
         let mut mate = game.clone();

@@ -6,13 +6,15 @@
 //! with `(seed, g)`, with a fresh table and fresh histories, so it is the same game whatever
 //! thread plays it; the writer puts games into the file in game order. A run is therefore
 //! reproducible from its seed, and resuming an interrupted run (the progress file says how
-//! many games and records are complete) gives the same file as an uninterrupted one.
+//! many games and records are complete, and with what settings: `progress.rs`) gives the
+//! same file as an uninterrupted one.
 
 pub mod chunk;
 pub mod convert;
 pub mod format;
 pub mod games;
 pub mod opening;
+pub mod progress;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -146,61 +148,19 @@ pub fn read_book(path: &Path) -> io::Result<Vec<String>> {
         .collect())
 }
 
-fn progress_path(out: &Path) -> PathBuf {
-    let mut name = out.as_os_str().to_owned();
-    name.push(".progress");
-    PathBuf::from(name)
-}
-
-/// `games G records R` (the record format, whose bytes are 32 R) or
-/// `games G records R bytes B` (a games file).
-fn read_progress(out: &Path, format: Format) -> io::Result<Totals> {
-    let text = fs::read_to_string(progress_path(out))?;
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let number = |word: &str| word.parse::<u64>().map_err(|_| bad_progress());
-    match (format, words.as_slice()) {
-        (Format::Records, ["games", g, "records", r]) => Ok(Totals {
-            games: number(g)?,
-            records: number(r)?,
-            bytes: number(r)? * RECORD_BYTES as u64,
-        }),
-        (Format::Games, ["games", g, "records", r, "bytes", b]) => Ok(Totals {
-            games: number(g)?,
-            records: number(r)?,
-            bytes: number(b)?,
-        }),
-        _ => Err(bad_progress()),
-    }
-}
-
-fn bad_progress() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        "unreadable progress file (a record file's reads `games G records R`, a games \
-         file's `games G records R bytes B`)",
-    )
-}
-
-/// Written beside the data after each game, through a rename so that it is never half-written.
-fn write_progress(out: &Path, totals: Totals, format: Format) -> io::Result<()> {
-    let path = progress_path(out);
-    let mut tmp = path.clone().into_os_string();
-    tmp.push(".tmp");
-    let mut text = format!("games {} records {}", totals.games, totals.records);
-    if format == Format::Games {
-        text += &format!(" bytes {}", totals.bytes);
-    }
-    fs::write(&tmp, text + "\n")?;
-    fs::rename(&tmp, &path)
-}
-
 fn invalid_data(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, message)
 }
 
 /// Opens the output for appending, after the games the progress file counts; a half-written
-/// game beyond them is cut off. A new games file gets its header.
-fn open_output(out: &Path, format: Format) -> io::Result<(File, Totals)> {
+/// game beyond them is cut off. A new games file gets its header. A file begun with other
+/// `settings` is refused before anything is changed; the notes say what a file from an
+/// older build leaves unchecked.
+fn open_output(
+    out: &Path,
+    format: Format,
+    settings: &[progress::Setting],
+) -> io::Result<(File, Totals, Vec<String>)> {
     let length = if out.exists() {
         fs::metadata(out)?.len()
     } else {
@@ -234,19 +194,22 @@ fn open_output(out: &Path, format: Format) -> io::Result<(File, Totals)> {
         }
         _ => {}
     }
-    let mut totals = if !empty {
-        read_progress(out, format).map_err(|e| {
+    let (mut totals, notes) = if !empty {
+        let recorded = progress::read(out, format).map_err(|e| {
             io::Error::new(
                 e.kind(),
                 format!(
                     "{} has data but no usable {}: {e}",
                     out.display(),
-                    progress_path(out).display()
+                    progress::path(out).display()
                 ),
             )
-        })?
+        })?;
+        let notes =
+            progress::check_resume(out, &recorded.settings, settings).map_err(invalid_data)?;
+        (recorded.totals, notes)
     } else {
-        Totals::default()
+        (Totals::default(), Vec::new())
     };
     let mut file = OpenOptions::new().create(true).append(true).open(out)?;
     if file.metadata()?.len() < totals.bytes {
@@ -260,12 +223,18 @@ fn open_output(out: &Path, format: Format) -> io::Result<(File, Totals)> {
         file.write_all(&header)?;
         totals.bytes = header.len() as u64;
     }
-    Ok((file, totals))
+    Ok((file, totals, notes))
 }
 
 /// Runs datagen to the target; returns the totals in the file.
 pub fn run(config: &Config) -> io::Result<Totals> {
-    let (mut file, mut totals) = open_output(&config.out, config.format)?;
+    let settings = progress::settings(config);
+    let (mut file, mut totals, notes) = open_output(&config.out, config.format, &settings)?;
+    if config.verbose {
+        for note in notes {
+            eprintln!("datagen: {note}");
+        }
+    }
     if reached(config, totals) {
         return Ok(totals);
     }
@@ -300,7 +269,7 @@ pub fn run(config: &Config) -> io::Result<Totals> {
             totals.games += 1;
             totals.records += game.positions;
             totals.bytes += game.bytes.len() as u64;
-            write_progress(&config.out, totals, config.format)?;
+            progress::write(&config.out, totals, config.format, &settings)?;
             stats.add(&game);
             if config.verbose && last_report.elapsed() >= PROGRESS_EVERY {
                 last_report = Instant::now();
@@ -585,12 +554,12 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let out = dir.join(name);
         let _ = fs::remove_file(&out);
-        let _ = fs::remove_file(progress_path(&out));
+        let _ = fs::remove_file(progress::path(&out));
         out
     }
 
     fn open_games(out: &Path) -> io::Result<Totals> {
-        open_output(out, Format::Games).map(|(_, totals)| totals)
+        open_output(out, Format::Games, &[]).map(|(_, totals, _)| totals)
     }
 
     #[test]
@@ -623,36 +592,37 @@ mod tests {
             records: 9,
             bytes: 80,
         };
-        write_progress(&out, counted, Format::Games).unwrap();
+        progress::write(&out, counted, Format::Games, &[]).unwrap();
         assert_eq!(
-            fs::read_to_string(progress_path(&out)).unwrap(),
+            fs::read_to_string(progress::path(&out)).unwrap(),
             "games 2 records 9 bytes 80\n"
         );
         assert_eq!(open_games(&out).unwrap(), counted);
         assert_eq!(fs::read(&out).unwrap(), bytes[..80]);
         // Shorter than counted: refused, and left alone.
-        write_progress(
+        progress::write(
             &out,
             Totals {
                 bytes: 81,
                 ..counted
             },
             Format::Games,
+            &[],
         )
         .unwrap();
         let error = open_games(&out).unwrap_err().to_string();
         assert!(error.contains("shorter than its progress file"), "{error}");
         assert_eq!(fs::read(&out).unwrap().len(), 80);
         // A record file's progress, or none, is not a games file's.
-        write_progress(&out, counted, Format::Records).unwrap();
+        progress::write(&out, counted, Format::Records, &[]).unwrap();
         assert!(open_games(&out).is_err());
-        fs::remove_file(progress_path(&out)).unwrap();
+        fs::remove_file(progress::path(&out)).unwrap();
         assert!(open_games(&out).is_err());
         assert_eq!(fs::read(&out).unwrap().len(), 80);
         // Records are not resumed as games, nor games as records.
         let records = scratch("records.bin");
         fs::write(&records, [0u8; 64]).unwrap();
-        write_progress(
+        progress::write(
             &records,
             Totals {
                 games: 1,
@@ -660,11 +630,18 @@ mod tests {
                 bytes: 64,
             },
             Format::Records,
+            &[],
         )
         .unwrap();
         assert!(open_games(&records).is_err());
-        assert!(open_output(&out, Format::Records).is_err());
-        assert_eq!(open_output(&records, Format::Records).unwrap().1.records, 2);
+        assert!(open_output(&out, Format::Records, &[]).is_err());
+        assert_eq!(
+            open_output(&records, Format::Records, &[])
+                .unwrap()
+                .1
+                .records,
+            2
+        );
         fs::remove_dir_all(out.parent().unwrap()).unwrap();
     }
 }

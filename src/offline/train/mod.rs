@@ -584,6 +584,11 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
                 .to_string(),
         );
     }
+    // The net to start from is read before the data, which can take minutes to load.
+    let init = match (&settings.init, settings.resume) {
+        (Some(path), false) => Some((path, net_file::read(path)?)),
+        _ => None,
+    };
     let started = Instant::now();
     let (mut training, validation) = load_split(settings, log)?;
     if settings.mirror {
@@ -646,8 +651,7 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             Trainer::resume(saved.network, saved.adam, saved.factoriser, threads),
             saved.epochs_done,
         )
-    } else if let Some(init) = &settings.init {
-        let network = net_file::read(init)?;
+    } else if let Some((init, network)) = init {
         if network.hidden_size() != settings.hidden {
             return Err(format!(
                 "{} has {} hidden neurons, not --hidden {}",

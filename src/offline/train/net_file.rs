@@ -9,12 +9,10 @@ use std::path::Path;
 
 use crate::nnue::{FloatNetwork, Network};
 
-/// Reads a net file for `--init`: the float network its integers stand for, which
-/// quantizes to the same file again.
+/// Reads a net file for `--init` (checked before it is read, as the engine's `EvalFile`):
+/// the float network its integers stand for, which quantizes to the same file again.
 pub fn read(path: &Path) -> Result<FloatNetwork, String> {
-    let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let net =
-        Network::from_bytes(&bytes).map_err(|e| format!("{} is not a net: {e}", path.display()))?;
+    let net = Network::read_file(path).map_err(|e| format!("--init {}: {e}", path.display()))?;
     Ok(net.dequantize())
 }
 
