@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
-use super::{memory, upkeep, Job, Queued, Reporter, Worker, SEARCH_STACK_BYTES};
+use super::upkeep::Upkeep;
+use super::{memory, Job, Queued, Reporter, Worker, SEARCH_STACK_BYTES};
 use crate::search::{Searcher, StopFlags};
 use crate::tt::TranspositionTable;
 
@@ -55,7 +56,7 @@ impl SearchThread {
         let setups_done = Arc::new(AtomicU64::new(0));
         let readies_printed = Arc::new(AtomicU64::new(0));
         memory::map_large_blocks();
-        let (tasks, done) = upkeep::spawn();
+        let upkeep = Upkeep::spawn();
         let mut worker = Worker {
             searcher: Searcher::new(tt.clone(), job_flags.clone()),
             job_flags,
@@ -78,9 +79,7 @@ impl SearchThread {
             readies_printed: readies_printed.clone(),
             ready_deadline: None,
             helpers_wanted: 0,
-            tasks,
-            done,
-            outstanding: 0,
+            upkeep,
             tables: None,
             tables_note: None,
         };

@@ -50,7 +50,7 @@ mod priority;
 mod upkeep;
 pub use command::SearchThread;
 pub use priority::{lift_helper_priority, lower_helper_priority, shorten_time_slice};
-use upkeep::{Done, Task};
+use upkeep::{Done, Task, Upkeep};
 
 /// What the search thread has to say. It knows no protocol: the UCI layer's [`Reporter`]
 /// writes each report as its lines.
@@ -328,10 +328,7 @@ struct Worker {
     /// When the oldest `readyok` owed is due whatever is not ready (`READY_PATIENCE`).
     ready_deadline: Option<Instant>,
     helpers_wanted: usize,
-    tasks: Sender<Task>,
-    done: Receiver<Done>,
-    /// Tasks given to the upkeep thread whose `Done` has not been handled yet.
-    outstanding: usize,
+    upkeep: Upkeep,
     tables: Option<LoadedTables>,
     /// What the last SyzygyPath scan found, printed when the next search starts: an
     /// `info string` right after `setoption` (which has no reply) makes clients such as
@@ -422,7 +419,7 @@ impl Worker {
                     if self.resizing.is_none() && self.table_used {
                         self.table_used = false;
                         self.clearing += 1;
-                        self.give(Task::Clear {
+                        self.upkeep.give(Task::Clear {
                             tt: self.tt.clone(),
                             threads: self.clearing_threads(),
                         });
@@ -430,7 +427,7 @@ impl Worker {
                     continue;
                 }
                 Job::LoadTables { path, report } => {
-                    self.give(Task::LoadTables { path, report });
+                    self.upkeep.give(Task::LoadTables { path, report });
                     continue;
                 }
                 Job::SetThreads(threads) => {
@@ -480,7 +477,7 @@ impl Worker {
     /// the table changes taken so far are done, it says so to `isready`.
     fn next_job(&mut self, inbox: &Receiver<Queued>) -> Option<Queued> {
         loop {
-            while let Ok(done) = self.done.try_recv() {
+            while let Ok(done) = self.upkeep.done.try_recv() {
                 self.take_upkeep_done(done);
             }
             if self.setups_settled() {
@@ -504,7 +501,7 @@ impl Worker {
                 .map_or_else(crossbeam_channel::never, crossbeam_channel::at);
             select! {
                 recv(inbox) -> job => return job.ok(),
-                recv(self.done) -> done => match done {
+                recv(self.upkeep.done) -> done => match done {
                     Ok(done) => self.take_upkeep_done(done),
                     // The upkeep thread has gone (it panicked): only jobs are left.
                     Err(_) => return inbox.recv().ok(),
@@ -529,12 +526,6 @@ impl Worker {
         }
     }
 
-    fn give(&mut self, task: Task) {
-        if self.tasks.send(task).is_ok() {
-            self.outstanding += 1;
-        }
-    }
-
     /// Threads that allocate or clear a table: the search's threads, as in other engines,
     /// but with one core left to the command and search threads, which keep working while
     /// the table is made (`stop`, a `go` on the small table). On this two-core machine two
@@ -556,7 +547,7 @@ impl Worker {
     /// Waits until every table change taken from the queue is done.
     fn settle_setups(&mut self) {
         while !self.setups_settled() {
-            match self.done.recv() {
+            match self.upkeep.done.recv() {
                 Ok(done) => self.take_upkeep_done(done),
                 Err(_) => return,
             }
@@ -618,7 +609,7 @@ impl Worker {
         self.tt_mb = 1;
         self.resizing = Some(mb);
         let threads = self.clearing_threads();
-        self.give(Task::Resize {
+        self.upkeep.give(Task::Resize {
             mb,
             old,
             old_mb,
@@ -628,7 +619,7 @@ impl Worker {
 
     /// Takes in the upkeep thread's answer to one task.
     fn take_upkeep_done(&mut self, done: Done) {
-        self.outstanding -= 1;
+        self.upkeep.answered();
         match done {
             Done::Table(result) => {
                 let asked = self.resizing.take().unwrap_or(1);
@@ -670,7 +661,7 @@ impl Worker {
         const POLL: Duration = Duration::from_micros(500);
         let started = Instant::now();
         loop {
-            while let Ok(done) = self.done.try_recv() {
+            while let Ok(done) = self.upkeep.done.try_recv() {
                 self.take_upkeep_done(done);
             }
             if self.job_flags.stop.load(Ordering::Relaxed) {
@@ -682,10 +673,11 @@ impl Worker {
             }
             if self.helpers.len() < self.helpers_wanted {
                 self.add_helper();
-            } else if self.outstanding == 0 {
+            } else if self.upkeep.is_idle() {
                 break;
             } else {
                 match self
+                    .upkeep
                     .done
                     .recv_timeout(left.map_or(POLL, |left| left.min(POLL)))
                 {
