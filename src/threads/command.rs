@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
+use super::table::HashTable;
 use super::upkeep::Upkeep;
 use super::{memory, Job, Queued, Reporter, Worker, SEARCH_STACK_BYTES};
 use crate::search::{Searcher, StopFlags};
@@ -66,13 +67,7 @@ impl SearchThread {
             helpers: Vec::new(),
             searching_helpers: 0,
             helpers_stop: Arc::new(StopFlags::default()),
-            idle_table: Arc::new(TranspositionTable::new(1)),
-            tt_mb: tt.size_mb(),
-            tt,
-            table_used: false,
-            hash_wanted: None,
-            resizing: None,
-            clearing: 0,
+            table: HashTable::new(tt),
             setups_received: 0,
             setups_done: setups_done.clone(),
             readies_owed: 0,

@@ -47,9 +47,11 @@ use crate::tt::TranspositionTable;
 mod command;
 mod memory;
 mod priority;
+mod table;
 mod upkeep;
 pub use command::SearchThread;
 pub use priority::{lift_helper_priority, lower_helper_priority, shorten_time_slice};
+use table::HashTable;
 use upkeep::{Done, Task, Upkeep};
 
 /// What the search thread has to say. It knows no protocol: the UCI layer's [`Reporter`]
@@ -303,21 +305,7 @@ struct Worker {
     /// The current search's stop flag for the helpers: raised when the main thread has
     /// finished.
     helpers_stop: Arc<StopFlags>,
-    /// A 1 MB table that threads hold while the real one is being replaced, and that a
-    /// search uses (emptied first) while the real one is not ready.
-    idle_table: Arc<TranspositionTable>,
-    /// The hash table and the size in MB it was asked for.
-    tt: Arc<TranspositionTable>,
-    tt_mb: usize,
-    /// Whether a search has used `tt` since it was allocated or cleared: if not, it is
-    /// empty and `ucinewgame` need not clear it again.
-    table_used: bool,
-    /// A size asked for while a resize was under way, applied when it ends.
-    hash_wanted: Option<usize>,
-    /// The size being allocated by the upkeep thread.
-    resizing: Option<usize>,
-    /// Clears of `tt` given to the upkeep thread and not done yet.
-    clearing: usize,
+    table: HashTable,
     /// Table changes taken from the queue; published in `setups_done` whenever
     /// all of them are done.
     setups_received: u64,
@@ -409,20 +397,13 @@ impl Worker {
                     continue;
                 }
                 Job::SetHash(mb) => {
-                    self.hash_wanted = Some(mb);
+                    self.table.ask_size(mb);
                     self.start_resize();
                     continue;
                 }
                 Job::ClearHash => {
-                    // A table being allocated comes zeroed, and one that no search has
-                    // used since it was allocated or cleared is empty.
-                    if self.resizing.is_none() && self.table_used {
-                        self.table_used = false;
-                        self.clearing += 1;
-                        self.upkeep.give(Task::Clear {
-                            tt: self.tt.clone(),
-                            threads: self.clearing_threads(),
-                        });
+                    if let Some(task) = self.table.start_clear(self.helpers_wanted + 1) {
+                        self.upkeep.give(task);
                     }
                     continue;
                 }
@@ -513,7 +494,7 @@ impl Worker {
 
     fn add_helper(&mut self) {
         let id = self.helpers.len() + 1;
-        match Helper::spawn(id, self.idle_table.clone()) {
+        match Helper::spawn(id, self.table.idle().clone()) {
             Some(helper) => self.helpers.push(helper),
             None => {
                 // Out of threads or memory: keep the pool there is.
@@ -526,22 +507,13 @@ impl Worker {
         }
     }
 
-    /// Threads that allocate or clear a table: the search's threads, as in other engines,
-    /// but with one core left to the command and search threads, which keep working while
-    /// the table is made (`stop`, a `go` on the small table). On this two-core machine two
-    /// threads cleared no faster than one (docs/reliability.md).
-    fn clearing_threads(&self) -> usize {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (self.helpers_wanted + 1).min(cores - 1).max(1)
-    }
-
     /// Whether every table change taken from the queue is done. The pool is not waited
     /// for: each new helper waits for its priority to drop before the next starts (see
     /// `Helper::spawn`), about 10 ms on a loaded two-core machine, so a pool of a thousand
     /// would hold `readyok` for seconds; the pool grows between jobs as before, and a
     /// search on the clock waits for it at most a quarter of its soft limit.
     fn setups_settled(&self) -> bool {
-        self.resizing.is_none() && self.hash_wanted.is_none() && self.clearing == 0
+        self.table.is_settled()
     }
 
     /// Waits until every table change taken from the queue is done.
@@ -566,55 +538,21 @@ impl Worker {
 
     /// What is still not ready when `readyok` cannot wait any longer.
     fn unready_note(&self) -> String {
-        let what = match self.resizing {
-            Some(mb) => format!("the {mb} MB hash table is still being allocated"),
-            None => "the hash table is still being cleared".to_string(),
-        };
+        let what = self.table.unready();
         format!(
             "not ready after {} s: {what}; until it is ready, searches use a 1 MB table",
             READY_PATIENCE.as_secs()
         )
     }
 
-    /// The table a search uses: the hash table once it is allocated and cleared; before
-    /// that (a `go` that did not wait for `readyok`, or cut its wait short) the small idle
-    /// table, emptied so the search does not depend on what an earlier one left there.
-    fn search_table(&mut self) -> Arc<TranspositionTable> {
-        if self.resizing.is_none() && self.clearing == 0 {
-            self.table_used = true;
-            self.tt.clone()
-        } else {
-            self.idle_table.clear();
-            self.idle_table.clone()
-        }
-    }
-
     /// Starts the resize asked for, unless one is under way (`take_upkeep_done` starts the
-    /// next).
+    /// next). The main thread lets go of the old table here, the helpers when their search
+    /// ends.
     fn start_resize(&mut self) {
-        if self.resizing.is_some() {
-            return;
+        if let Some(task) = self.table.start_resize(self.helpers_wanted + 1) {
+            self.searcher.tt = self.table.idle().clone();
+            self.upkeep.give(task);
         }
-        let Some(mb) = self.hash_wanted.take() else {
-            return;
-        };
-        if mb == self.tt_mb {
-            return;
-        }
-        // Every thread lets go of the old table (helpers do when their search ends), so
-        // the upkeep thread can free it before it allocates the new one.
-        let old = std::mem::replace(&mut self.tt, self.idle_table.clone());
-        self.searcher.tt = self.idle_table.clone();
-        let old_mb = self.tt_mb;
-        self.tt_mb = 1;
-        self.resizing = Some(mb);
-        let threads = self.clearing_threads();
-        self.upkeep.give(Task::Resize {
-            mb,
-            old,
-            old_mb,
-            threads,
-        });
     }
 
     /// Takes in the upkeep thread's answer to one task.
@@ -622,19 +560,12 @@ impl Worker {
         self.upkeep.answered();
         match done {
             Done::Table(result) => {
-                let asked = self.resizing.take().unwrap_or(1);
-                self.table_used = false;
-                (self.tt, self.tt_mb) = match result {
-                    Ok(tt) => (tt, asked),
-                    Err((why, fallback)) => {
-                        (self.output)(Report::Note(&why));
-                        let mb = fallback.size_mb().max(1);
-                        (fallback, mb)
-                    }
-                };
+                if let Some(why) = self.table.resized(result) {
+                    (self.output)(Report::Note(&why));
+                }
                 self.start_resize();
             }
-            Done::Cleared => self.clearing -= 1,
+            Done::Cleared => self.table.cleared(),
             Done::Tables { result, report } => match result {
                 Ok(tables) => {
                     self.tables_note = Some(format!(
@@ -739,7 +670,7 @@ impl Worker {
             setup.probe.depth,
             setup.probe.rule50,
         );
-        let tt = self.search_table();
+        let tt = self.table.for_search();
         self.searcher.tt = tt.clone();
         // One generation per search, started before any thread of it stores an entry.
         tt.new_search();

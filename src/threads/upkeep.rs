@@ -2,7 +2,7 @@
 //! search thread, so neither the UCI thread nor a `stop` waits for that work. Tasks run one
 //! at a time in the order given; each one answers with exactly one `Done`. A table is
 //! allocated, made resident and cleared by as many threads as the search has, one core
-//! left free (`Worker::clearing_threads`), started here for the task: the helpers
+//! left free (`clearing_threads` in table.rs), started here for the task: the helpers
 //! themselves run at idle priority, and on a busy machine they would leave the clearing,
 //! and the `readyok` that waits for it, to starve.
 
