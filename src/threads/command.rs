@@ -4,16 +4,17 @@
 //! jobs sent before them.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
+use super::ready::Readiness;
 use super::table::HashTable;
 use super::upkeep::Upkeep;
-use super::{memory, Job, Queued, Reporter, Worker, SEARCH_STACK_BYTES};
+use super::{memory, Job, Progress, Queued, Reporter, Worker, SEARCH_STACK_BYTES};
 use crate::search::{Searcher, StopFlags};
 use crate::tt::TranspositionTable;
 
@@ -35,16 +36,12 @@ pub struct SearchThread {
     pending: VecDeque<Pending>,
     /// Jobs sent so far (the last one's id).
     sent: u64,
-    /// Jobs the worker has finished, counted just before their last line is printed
-    /// (`Worker::count_job_done`), and jobs whose last line has been printed.
-    jobs_done: Arc<AtomicU64>,
-    jobs_printed: Arc<AtomicU64>,
-    /// Table changes sent, and how many of them the worker has completed.
+    /// Table changes sent.
     setups_sent: u64,
-    setups_done: Arc<AtomicU64>,
-    /// `isready`s handed to the worker to answer, and how many it has answered.
+    /// `isready`s handed to the search thread to answer.
     readies_sent: u64,
-    readies_printed: Arc<AtomicU64>,
+    /// What the search thread has finished of what was sent.
+    progress: Arc<Progress>,
     handle: Option<JoinHandle<()>>,
 }
 
@@ -52,27 +49,19 @@ impl SearchThread {
     pub fn spawn(tt: Arc<TranspositionTable>, output: Reporter) -> SearchThread {
         let (jobs, inbox) = unbounded();
         let job_flags = Arc::new(StopFlags::default());
-        let jobs_done = Arc::new(AtomicU64::new(0));
-        let jobs_printed = Arc::new(AtomicU64::new(0));
-        let setups_done = Arc::new(AtomicU64::new(0));
-        let readies_printed = Arc::new(AtomicU64::new(0));
+        let progress = Arc::new(Progress::default());
         memory::map_large_blocks();
         let upkeep = Upkeep::spawn();
         let mut worker = Worker {
             searcher: Searcher::new(tt.clone(), job_flags.clone()),
             job_flags,
-            jobs_done: jobs_done.clone(),
-            jobs_printed: jobs_printed.clone(),
+            progress: progress.clone(),
             output,
             helpers: Vec::new(),
             searching_helpers: 0,
             helpers_stop: Arc::new(StopFlags::default()),
             table: HashTable::new(tt),
-            setups_received: 0,
-            setups_done: setups_done.clone(),
-            readies_owed: 0,
-            readies_printed: readies_printed.clone(),
-            ready_deadline: None,
+            ready: Readiness::new(progress.clone()),
             helpers_wanted: 0,
             upkeep,
             tables: None,
@@ -88,12 +77,9 @@ impl SearchThread {
             jobs,
             pending: VecDeque::new(),
             sent: 0,
-            jobs_done,
-            jobs_printed,
             setups_sent: 0,
-            setups_done,
             readies_sent: 0,
-            readies_printed,
+            progress,
             handle: Some(handle),
         }
     }
@@ -102,7 +88,7 @@ impl SearchThread {
     /// finished (just before its last line is printed, so a client that answers that line
     /// at once finds the engine idle).
     pub fn is_busy(&self) -> bool {
-        self.jobs_done.load(Ordering::Acquire) < self.sent
+        self.progress.jobs_done.load(Ordering::Acquire) < self.sent
     }
 
     /// Sends a search, perft or bench job: it runs once the jobs sent before it have
@@ -149,16 +135,16 @@ impl SearchThread {
     /// (`isready` during a search is answered at once); `readyok`s come out in order.
     pub fn ready(&mut self) -> bool {
         self.forget_printed();
-        let owed = self.readies_sent > self.readies_printed.load(Ordering::Acquire);
+        let owed = self.readies_sent > self.progress.readies_printed.load(Ordering::Acquire);
         if self.is_busy() {
             // A job sent after the owed `isready`s is queued: the worker answers them
             // before it starts that job, within milliseconds.
-            while self.readies_printed.load(Ordering::Acquire) < self.readies_sent {
+            while self.progress.readies_printed.load(Ordering::Acquire) < self.readies_sent {
                 std::thread::sleep(Duration::from_micros(200));
             }
             return true;
         }
-        if !owed && self.setups_done.load(Ordering::Acquire) == self.setups_sent {
+        if !owed && self.progress.setups_done.load(Ordering::Acquire) == self.setups_sent {
             return true;
         }
         self.readies_sent += 1;
@@ -168,7 +154,7 @@ impl SearchThread {
 
     /// Drops the jobs whose last line is out from `pending`.
     fn forget_printed(&mut self) {
-        let printed = self.jobs_printed.load(Ordering::Acquire);
+        let printed = self.progress.jobs_printed.load(Ordering::Acquire);
         while self.pending.front().is_some_and(|p| p.id <= printed) {
             self.pending.pop_front();
         }
@@ -218,7 +204,7 @@ impl SearchThread {
         {
             return;
         }
-        while self.jobs_printed.load(Ordering::Acquire) < last {
+        while self.progress.jobs_printed.load(Ordering::Acquire) < last {
             std::thread::sleep(Duration::from_micros(200));
         }
     }

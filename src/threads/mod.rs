@@ -47,10 +47,12 @@ use crate::tt::TranspositionTable;
 mod command;
 mod memory;
 mod priority;
+mod ready;
 mod table;
 mod upkeep;
 pub use command::SearchThread;
 pub use priority::{lift_helper_priority, lower_helper_priority, shorten_time_slice};
+use ready::Readiness;
 use table::HashTable;
 use upkeep::{Done, Task, Upkeep};
 
@@ -129,7 +131,7 @@ pub enum Job {
 
 impl Job {
     /// Whether `isready` waits for this job's work: a table change. (New helpers are
-    /// not waited for: see `Worker::setups_settled`.)
+    /// not waited for: see ready.rs.)
     fn is_setup(&self) -> bool {
         matches!(self, Job::SetHash(_) | Job::ClearHash)
     }
@@ -187,13 +189,6 @@ struct Helper {
     tb_hits: Arc<AtomicU64>,
     handle: Option<JoinHandle<()>>,
 }
-
-/// The longest `isready` waits for table changes. A GUI gives up on an engine
-/// that does not answer `isready` in time (cutechess-cli forfeits the game after 15 s), and
-/// on a virtual machine whose host must first back the memory, a table of some GB took
-/// longer than that (docs/reliability.md). Past this, `readyok` goes out after an `info
-/// string` saying what is not ready, and searches use what is until the rest is.
-const READY_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Stack for search threads: deep recursion (MAX_PLY plies of search frames) needs more
 /// than the default.
@@ -289,6 +284,21 @@ impl Drop for Helper {
 /// `stop` and `ponderhit` raise for it.
 type Queued = (Job, Option<Arc<StopFlags>>);
 
+/// What the search thread has got through, counted as it goes, so that the command thread
+/// can tell where it is without waiting on it.
+#[derive(Default)]
+struct Progress {
+    /// Jobs finished, counted just before their last line is printed
+    /// (`Worker::count_job_done`).
+    jobs_done: AtomicU64,
+    /// Jobs whose last line has been printed.
+    jobs_printed: AtomicU64,
+    /// Table changes done, published whenever all those taken from the queue are.
+    setups_done: AtomicU64,
+    /// `readyok`s printed.
+    readies_printed: AtomicU64,
+}
+
 struct Worker {
     searcher: Searcher,
     /// The flags of the current (or last) search or perft, raised by `stop` and
@@ -296,8 +306,7 @@ struct Worker {
     job_flags: Arc<StopFlags>,
     /// Counts jobs finished (just before their last line) and jobs whose last line has
     /// been printed.
-    jobs_done: Arc<AtomicU64>,
-    jobs_printed: Arc<AtomicU64>,
+    progress: Arc<Progress>,
     output: Reporter,
     helpers: Vec<Helper>,
     /// How many of the helpers were given the current search.
@@ -306,15 +315,7 @@ struct Worker {
     /// finished.
     helpers_stop: Arc<StopFlags>,
     table: HashTable,
-    /// Table changes taken from the queue; published in `setups_done` whenever
-    /// all of them are done.
-    setups_received: u64,
-    setups_done: Arc<AtomicU64>,
-    /// `isready`s taken from the queue and not answered yet, and the count answered.
-    readies_owed: u64,
-    readies_printed: Arc<AtomicU64>,
-    /// When the oldest `readyok` owed is due whatever is not ready (`READY_PATIENCE`).
-    ready_deadline: Option<Instant>,
+    ready: Readiness,
     helpers_wanted: usize,
     upkeep: Upkeep,
     tables: Option<LoadedTables>,
@@ -332,7 +333,7 @@ impl Worker {
                 self.job_flags = flags;
             }
             if job.is_setup() {
-                self.setups_received += 1;
+                self.ready.setup_received();
             }
             if matches!(
                 job,
@@ -341,7 +342,7 @@ impl Worker {
                 // The `isready`s sent before this job are answered before its output: the
                 // client sent it without waiting for them, and the search copes with a
                 // table that is not ready.
-                self.answer_ready();
+                self.ready.answer(&self.output);
             }
             match job {
                 Job::Search {
@@ -431,16 +432,13 @@ impl Worker {
                 }
                 Job::Ready => {
                     // Answered by `next_job` once the changes before it are done.
-                    if self.readies_owed == 0 {
-                        self.ready_deadline = Some(Instant::now() + READY_PATIENCE);
-                    }
-                    self.readies_owed += 1;
+                    self.ready.owe();
                     continue;
                 }
                 Job::Finish => {
-                    if self.readies_owed > 0 {
+                    if self.ready.is_owed() {
                         self.settle_setups();
-                        self.answer_ready();
+                        self.ready.answer(&self.output);
                     }
                     break;
                 }
@@ -461,13 +459,12 @@ impl Worker {
             while let Ok(done) = self.upkeep.done.try_recv() {
                 self.take_upkeep_done(done);
             }
-            if self.setups_settled() {
-                self.setups_done
-                    .store(self.setups_received, Ordering::Release);
-                self.answer_ready();
-            } else if self.ready_deadline.is_some_and(|due| Instant::now() >= due) {
-                (self.output)(Report::Note(&self.unready_note()));
-                self.answer_ready();
+            if self.table.is_settled() {
+                self.ready.settled(&self.output);
+            } else {
+                let table = &self.table;
+                self.ready
+                    .give_up_if_overdue(&self.output, || table.unready());
             }
             if self.helpers.len() < self.helpers_wanted {
                 match inbox.try_recv() {
@@ -478,7 +475,8 @@ impl Worker {
                 continue;
             }
             let ready_due = self
-                .ready_deadline
+                .ready
+                .deadline()
                 .map_or_else(crossbeam_channel::never, crossbeam_channel::at);
             select! {
                 recv(inbox) -> job => return job.ok(),
@@ -507,42 +505,14 @@ impl Worker {
         }
     }
 
-    /// Whether every table change taken from the queue is done. The pool is not waited
-    /// for: each new helper waits for its priority to drop before the next starts (see
-    /// `Helper::spawn`), about 10 ms on a loaded two-core machine, so a pool of a thousand
-    /// would hold `readyok` for seconds; the pool grows between jobs as before, and a
-    /// search on the clock waits for it at most a quarter of its soft limit.
-    fn setups_settled(&self) -> bool {
-        self.table.is_settled()
-    }
-
     /// Waits until every table change taken from the queue is done.
     fn settle_setups(&mut self) {
-        while !self.setups_settled() {
+        while !self.table.is_settled() {
             match self.upkeep.done.recv() {
                 Ok(done) => self.take_upkeep_done(done),
                 Err(_) => return,
             }
         }
-    }
-
-    /// Prints the `readyok`s owed.
-    fn answer_ready(&mut self) {
-        self.ready_deadline = None;
-        while self.readies_owed > 0 {
-            (self.output)(Report::Ready);
-            self.readies_owed -= 1;
-            self.readies_printed.fetch_add(1, Ordering::Release);
-        }
-    }
-
-    /// What is still not ready when `readyok` cannot wait any longer.
-    fn unready_note(&self) -> String {
-        let what = self.table.unready();
-        format!(
-            "not ready after {} s: {what}; until it is ready, searches use a 1 MB table",
-            READY_PATIENCE.as_secs()
-        )
     }
 
     /// Starts the resize asked for, unless one is under way (`take_upkeep_done` starts the
@@ -623,7 +593,7 @@ impl Worker {
 
     /// The job's last line is out.
     fn count_job_printed(&self) {
-        self.jobs_printed.fetch_add(1, Ordering::Release);
+        self.progress.jobs_printed.fetch_add(1, Ordering::Release);
     }
 
     fn helper_nodes(&self) -> u64 {
@@ -640,7 +610,7 @@ impl Worker {
     /// Called exactly once per job and nowhere else: a second call would count the *next*
     /// job finished while it runs.
     fn count_job_done(&self) {
-        self.jobs_done.fetch_add(1, Ordering::Release);
+        self.progress.jobs_done.fetch_add(1, Ordering::Release);
     }
 
     fn run_search(
