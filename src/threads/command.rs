@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
+use super::pool::HelperPool;
 use super::ready::Readiness;
 use super::table::HashTable;
 use super::upkeep::Upkeep;
@@ -57,12 +58,9 @@ impl SearchThread {
             job_flags,
             progress: progress.clone(),
             output,
-            helpers: Vec::new(),
-            searching_helpers: 0,
-            helpers_stop: Arc::new(StopFlags::default()),
+            pool: HelperPool::new(),
             table: HashTable::new(tt),
             ready: Readiness::new(progress.clone()),
-            helpers_wanted: 0,
             upkeep,
             tables: None,
             tables_note: None,

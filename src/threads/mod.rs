@@ -31,10 +31,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{select, Receiver, RecvTimeoutError, TryRecvError};
 use shakmaty::CastlingMode;
 
 use crate::nnue::Network;
@@ -42,15 +41,16 @@ use crate::perft;
 use crate::position::Position;
 use crate::search::{CurrentMove, Iteration, Limits, SearchResult, Searcher, StopFlags};
 use crate::syzygy::{LoadedTables, Tablebases};
-use crate::tt::TranspositionTable;
 
 mod command;
 mod memory;
+mod pool;
 mod priority;
 mod ready;
 mod table;
 mod upkeep;
 pub use command::SearchThread;
+use pool::{HelperPool, HelperSearch};
 pub use priority::{lift_helper_priority, lower_helper_priority, shorten_time_slice};
 use ready::Readiness;
 use table::HashTable;
@@ -159,126 +159,9 @@ pub struct ProbeOptions {
     pub rule50: bool,
 }
 
-/// What a helper thread is asked to do.
-enum HelperJob {
-    Search {
-        /// Shared: a helper copies it on its own thread, so the main thread does not spend
-        /// a copy of a long game per helper before it can search (or answer `stop`).
-        position: Arc<Position>,
-        limits: Limits,
-        tablebases: Tablebases,
-        network: Option<Arc<Network>>,
-        tt: Arc<TranspositionTable>,
-        /// The helpers' stop flag for this search, raised by the main thread when it has
-        /// decided.
-        helpers_stop: Arc<StopFlags>,
-        /// The job's flags, raised by `stop`.
-        job_flags: Arc<StopFlags>,
-        /// Where this job publishes its nodes and tablebase hits: new for every job, so
-        /// that a previous job still unwinding cannot add its count to this one's.
-        nodes: Arc<AtomicU64>,
-        tb_hits: Arc<AtomicU64>,
-    },
-    ClearHistory,
-}
-
-struct Helper {
-    jobs: Sender<HelperJob>,
-    /// The counters of the helper's latest job.
-    nodes: Arc<AtomicU64>,
-    tb_hits: Arc<AtomicU64>,
-    handle: Option<JoinHandle<()>>,
-}
-
 /// Stack for search threads: deep recursion (MAX_PLY plies of search frames) needs more
 /// than the default.
 const SEARCH_STACK_BYTES: usize = 64 * 1024 * 1024;
-
-impl Helper {
-    /// `idle_table` is what the helper holds between searches: it drops each search's
-    /// table when done, so a resize can free the old table without asking the helpers.
-    /// `None` if the system will not start another thread.
-    fn spawn(id: usize, idle_table: Arc<TranspositionTable>) -> Option<Helper> {
-        let (jobs, inbox) = unbounded::<HelperJob>();
-        let mut searcher = Searcher::new(idle_table.clone(), Arc::new(StopFlags::default()));
-        searcher.helper_id = id;
-        searcher.ages_table = false;
-        let nodes = searcher.node_counter.clone();
-        let tb_hits = searcher.tb_hit_counter.clone();
-        let (lowered, priority_lowered) = crossbeam_channel::bounded::<()>(1);
-        let handle = std::thread::Builder::new()
-            .name(format!("helper-{id}"))
-            .stack_size(SEARCH_STACK_BYTES)
-            .spawn(move || {
-                lower_helper_priority();
-                let _ = lowered.send(());
-                // Kept from search to search so that copying the root does not allocate:
-                // an idle-priority thread that the scheduler stops inside the allocator
-                // holds locks that the normal-priority threads may be waiting for.
-                let mut root = Position::default();
-                while let Ok(job) = inbox.recv() {
-                    match job {
-                        HelperJob::Search {
-                            position,
-                            limits,
-                            tablebases,
-                            network,
-                            tt,
-                            helpers_stop,
-                            job_flags,
-                            nodes,
-                            tb_hits,
-                        } => {
-                            searcher.node_counter = nodes;
-                            searcher.tb_hit_counter = tb_hits;
-                            searcher.tablebases = tablebases;
-                            searcher.network = network;
-                            searcher.tt = tt;
-                            searcher.set_flags(helpers_stop);
-                            searcher.job_flags = Some(job_flags);
-                            root.clone_from(&position);
-                            drop(position);
-                            searcher.iterative_deepening(&mut root, limits, &mut |_| {});
-                            searcher.tt = idle_table.clone();
-                            searcher.tablebases = Tablebases::default();
-                            searcher.job_flags = None;
-                        }
-                        HelperJob::ClearHistory => searcher.clear(),
-                    }
-                }
-            })
-            .ok()?;
-        // A new thread starts at the search thread's priority. Growing the pool by a
-        // thousand without waiting here left a thousand normal-priority threads queued
-        // for a first time slice, and the search thread waited seconds among them
-        // before it could hand out the search (or see `stop`).
-        let _ = priority_lowered.recv();
-        Some(Helper {
-            jobs,
-            nodes,
-            tb_hits,
-            handle: Some(handle),
-        })
-    }
-
-    /// Asks the helper to end once it has unwound its search, without waiting for it: a
-    /// helper at idle priority may not run for a long time on a busy machine, and joining
-    /// a thousand of them took seconds. Dropping it does that: `Drop` detaches the thread,
-    /// then the job channel closes, which ends the helper's loop.
-    fn retire(self) {}
-}
-
-impl Drop for Helper {
-    /// Detaches the thread before the job channel closes. A detached thread frees its own
-    /// stack as it exits; glibc's `pthread_detach` still reads the thread's descriptor,
-    /// which lives on that stack, after marking it detached, so detaching a thread that is
-    /// already on its way out raced with that free (a SIGSEGV in `pthread_detach` seen in
-    /// the option-churn fuzz run). Here the thread is still waiting on its channel or
-    /// searching: it can only end after this, once `jobs` is dropped.
-    fn drop(&mut self) {
-        drop(self.handle.take());
-    }
-}
 
 /// What the search thread's inbox carries: a job, and for a search or perft the flags that
 /// `stop` and `ponderhit` raise for it.
@@ -308,15 +191,9 @@ struct Worker {
     /// been printed.
     progress: Arc<Progress>,
     output: Reporter,
-    helpers: Vec<Helper>,
-    /// How many of the helpers were given the current search.
-    searching_helpers: usize,
-    /// The current search's stop flag for the helpers: raised when the main thread has
-    /// finished.
-    helpers_stop: Arc<StopFlags>,
+    pool: HelperPool,
     table: HashTable,
     ready: Readiness,
-    helpers_wanted: usize,
     upkeep: Upkeep,
     tables: Option<LoadedTables>,
     /// What the last SyzygyPath scan found, printed when the next search starts: an
@@ -403,7 +280,7 @@ impl Worker {
                     continue;
                 }
                 Job::ClearHash => {
-                    if let Some(task) = self.table.start_clear(self.helpers_wanted + 1) {
+                    if let Some(task) = self.table.start_clear(self.pool.threads()) {
                         self.upkeep.give(task);
                     }
                     continue;
@@ -413,20 +290,11 @@ impl Worker {
                     continue;
                 }
                 Job::SetThreads(threads) => {
-                    self.helpers_wanted = threads.saturating_sub(1);
-                    let retired = self
-                        .helpers
-                        .split_off(self.helpers_wanted.min(self.helpers.len()));
-                    // Not joined: each ends once it has been scheduled, freeing its memory
-                    // (`memory::map_large_blocks`).
-                    retired.into_iter().for_each(Helper::retire);
-                    self.searching_helpers = self.searching_helpers.min(self.helpers.len());
+                    self.pool.set_threads(threads);
                     continue;
                 }
                 Job::ClearHistory => {
-                    for h in &self.helpers {
-                        let _ = h.jobs.send(HelperJob::ClearHistory);
-                    }
+                    self.pool.clear_histories();
                     self.searcher.clear();
                     continue;
                 }
@@ -445,10 +313,7 @@ impl Worker {
                 Job::Quit => break,
             }
         }
-        // The process is ending: helpers whose stop flag is up are left to wind down (or be
-        // ended with the process) rather than joined, so `quit` does not wait for them.
-        self.helpers_stop.stop.store(true, Ordering::Relaxed);
-        self.helpers.clear();
+        self.pool.retire();
     }
 
     /// The next job. While the pool lacks helpers it adds them one at a time between
@@ -466,7 +331,7 @@ impl Worker {
                 self.ready
                     .give_up_if_overdue(&self.output, || table.unready());
             }
-            if self.helpers.len() < self.helpers_wanted {
+            if !self.pool.is_complete() {
                 match inbox.try_recv() {
                     Ok(job) => return Some(job),
                     Err(TryRecvError::Empty) => self.add_helper(),
@@ -491,17 +356,8 @@ impl Worker {
     }
 
     fn add_helper(&mut self) {
-        let id = self.helpers.len() + 1;
-        match Helper::spawn(id, self.table.idle().clone()) {
-            Some(helper) => self.helpers.push(helper),
-            None => {
-                // Out of threads or memory: keep the pool there is.
-                self.helpers_wanted = self.helpers.len();
-                (self.output)(Report::Note(&format!(
-                    "cannot start search thread {}; using {id}",
-                    id + 1
-                )));
-            }
+        if let Some(note) = self.pool.grow(self.table.idle()) {
+            (self.output)(Report::Note(&note));
         }
     }
 
@@ -519,7 +375,7 @@ impl Worker {
     /// next). The main thread lets go of the old table here, the helpers when their search
     /// ends.
     fn start_resize(&mut self) {
-        if let Some(task) = self.table.start_resize(self.helpers_wanted + 1) {
+        if let Some(task) = self.table.start_resize(self.pool.threads()) {
             self.searcher.tt = self.table.idle().clone();
             self.upkeep.give(task);
         }
@@ -572,7 +428,7 @@ impl Worker {
             if left == Some(Duration::ZERO) {
                 break;
             }
-            if self.helpers.len() < self.helpers_wanted {
+            if !self.pool.is_complete() {
                 self.add_helper();
             } else if self.upkeep.is_idle() {
                 break;
@@ -594,13 +450,6 @@ impl Worker {
     /// The job's last line is out.
     fn count_job_printed(&self) {
         self.progress.jobs_printed.fetch_add(1, Ordering::Release);
-    }
-
-    fn helper_nodes(&self) -> u64 {
-        self.helpers[..self.searching_helpers]
-            .iter()
-            .map(|h| h.nodes.load(Ordering::Relaxed))
-            .sum()
     }
 
     /// Marks the job finished. Called before a job's last line goes out: a client answers
@@ -644,53 +493,28 @@ impl Worker {
         self.searcher.tt = tt.clone();
         // One generation per search, started before any thread of it stores an entry.
         tt.new_search();
-        // Helpers search without limits of their own: the main thread stops them.
-        self.helpers_stop = Arc::new(StopFlags::default());
-        // Handing a search to a thousand helpers takes tens of milliseconds on two cores:
-        // after `stop` the rest are left out, as they would be stopped at once anyway.
-        self.searching_helpers = 0;
-        let shared = Arc::new(position.clone());
-        for h in &mut self.helpers {
-            if self.job_flags.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            self.searching_helpers += 1;
-            h.nodes = Arc::new(AtomicU64::new(0));
-            h.tb_hits = Arc::new(AtomicU64::new(0));
-            let helper_limits = Limits {
+        // Helpers search without limits of their own: the main thread stops them. Held
+        // to the end of the search, so the helpers never free the shared root.
+        let helper_search = HelperSearch {
+            position: Arc::new(position.clone()),
+            limits: Limits {
                 depth: limits.depth,
                 search_moves: limits.search_moves.clone(),
                 ..Limits::default()
-            };
-            let _ = h.jobs.send(HelperJob::Search {
-                position: shared.clone(),
-                limits: helper_limits,
-                tablebases: tablebases.clone(),
-                network: setup.network.clone(),
-                tt: tt.clone(),
-                helpers_stop: self.helpers_stop.clone(),
-                job_flags: self.job_flags.clone(),
-                nodes: h.nodes.clone(),
-                tb_hits: h.tb_hits.clone(),
-            });
-        }
+            },
+            tablebases: tablebases.clone(),
+            network: setup.network.clone(),
+            tt: tt.clone(),
+            job_flags: self.job_flags.clone(),
+        };
+        let helpers = self.pool.start(&helper_search);
         let output = self.output.clone();
         let mode = position.castling_mode();
-        let helpers: Vec<(Arc<AtomicU64>, Arc<AtomicU64>)> = self.helpers[..self.searching_helpers]
-            .iter()
-            .map(|h| (h.nodes.clone(), h.tb_hits.clone()))
-            .collect();
         self.searcher.multipv = setup.multipv.max(1);
         self.searcher.tablebases = tablebases;
         self.searcher.network = setup.network;
         self.searcher.strength = setup.strength;
         let show_wdl = setup.show_wdl;
-        let add_helpers = |it: &mut Iteration| {
-            for (nodes, tb_hits) in &helpers {
-                it.nodes += nodes.load(Ordering::Relaxed);
-                it.tbhits += tb_hits.load(Ordering::Relaxed);
-            }
-        };
         let announce = self.output.clone();
         self.searcher.on_root_move = Some(Box::new(move |current| {
             announce(Report::CurrentMove { current, mode })
@@ -699,7 +523,7 @@ impl Worker {
             self.searcher
                 .iterative_deepening(position, limits, &mut |it: &Iteration| {
                     let mut it = it.clone();
-                    add_helpers(&mut it);
+                    helpers.add_to(&mut it);
                     output(Report::Iteration {
                         iteration: &it,
                         mode,
@@ -707,15 +531,17 @@ impl Worker {
                     })
                 });
         self.searcher.on_root_move = None;
-        result.final_lines.iter_mut().for_each(add_helpers);
+        for line in &mut result.final_lines {
+            helpers.add_to(line);
+        }
         // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
         while !self.job_flags.stop.load(Ordering::Relaxed)
             && (infinite || self.job_flags.pondering.load(Ordering::Relaxed))
         {
             std::thread::sleep(Duration::from_micros(500));
         }
-        self.helpers_stop.stop.store(true, Ordering::Relaxed);
-        result.nodes += self.helper_nodes();
+        self.pool.stop();
+        result.nodes += helpers.nodes();
         result
     }
 

@@ -3,9 +3,9 @@
 //! here, and the search thread prints `readyok` once the table changes taken from its queue
 //! are done, or once [`READY_PATIENCE`] has passed, whichever comes first. New helpers are
 //! not waited for: each waits for its priority to drop before the next starts (see
-//! `Helper::spawn`), about 10 ms on a loaded two-core machine, so a pool of a thousand
-//! would hold `readyok` for seconds; the pool grows between jobs as before, and a search
-//! on the clock waits for it at most a quarter of its soft limit.
+//! `Helper::spawn` in pool.rs), about 10 ms on a loaded two-core machine, so a pool of a
+//! thousand would hold `readyok` for seconds; the pool grows between jobs as before, and
+//! a search on the clock waits for it at most a quarter of its soft limit.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
