@@ -14,6 +14,7 @@ use crossbeam_channel::{unbounded, Sender};
 use super::pool::HelperPool;
 use super::ready::Readiness;
 use super::table::HashTable;
+use super::tablebases::SyzygyTables;
 use super::upkeep::Upkeep;
 use super::{memory, Job, Progress, Queued, Reporter, Worker, SEARCH_STACK_BYTES};
 use crate::search::{Searcher, StopFlags};
@@ -62,8 +63,7 @@ impl SearchThread {
             table: HashTable::new(tt),
             ready: Readiness::new(progress.clone()),
             upkeep,
-            tables: None,
-            tables_note: None,
+            syzygy: SyzygyTables::default(),
         };
         worker.searcher.ages_table = false;
         let handle = std::thread::Builder::new()

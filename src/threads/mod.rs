@@ -40,7 +40,6 @@ use crate::nnue::Network;
 use crate::perft;
 use crate::position::Position;
 use crate::search::{CurrentMove, Iteration, Limits, SearchResult, Searcher, StopFlags};
-use crate::syzygy::{LoadedTables, Tablebases};
 
 mod command;
 mod memory;
@@ -48,12 +47,14 @@ mod pool;
 mod priority;
 mod ready;
 mod table;
+mod tablebases;
 mod upkeep;
 pub use command::SearchThread;
 use pool::{HelperPool, HelperSearch};
 pub use priority::{lift_helper_priority, lower_helper_priority, shorten_time_slice};
 use ready::Readiness;
 use table::HashTable;
+use tablebases::SyzygyTables;
 use upkeep::{Done, Task, Upkeep};
 
 /// What the search thread has to say. It knows no protocol: the UCI layer's [`Reporter`]
@@ -195,11 +196,7 @@ struct Worker {
     table: HashTable,
     ready: Readiness,
     upkeep: Upkeep,
-    tables: Option<LoadedTables>,
-    /// What the last SyzygyPath scan found, printed when the next search starts: an
-    /// `info string` right after `setoption` (which has no reply) makes clients such as
-    /// python-chess log "unexpected engine output".
-    tables_note: Option<String>,
+    syzygy: SyzygyTables,
 }
 
 impl Worker {
@@ -392,22 +389,11 @@ impl Worker {
                 self.start_resize();
             }
             Done::Cleared => self.table.cleared(),
-            Done::Tables { result, report } => match result {
-                Ok(tables) => {
-                    self.tables_note = Some(format!(
-                        "Syzygy: {} table files, up to {} pieces",
-                        tables.files, tables.max_pieces
-                    ));
-                    self.tables = Some(tables);
+            Done::Tables { result, report } => {
+                if let Some(why) = self.syzygy.scanned(result, report) {
+                    (self.output)(Report::Note(&why));
                 }
-                Err(why) => {
-                    self.tables = None;
-                    self.tables_note = None;
-                    if report {
-                        (self.output)(Report::Note(&why));
-                    }
-                }
-            },
+            }
         }
     }
 
@@ -480,15 +466,10 @@ impl Worker {
                 time.hard = time.hard.saturating_sub(waited);
             }
         }
-        if let Some(note) = self.tables_note.take() {
+        if let Some(note) = self.syzygy.take_note() {
             (self.output)(Report::Note(&note));
         }
-        let tablebases = Tablebases::new(
-            self.tables.as_ref(),
-            setup.probe.limit,
-            setup.probe.depth,
-            setup.probe.rule50,
-        );
+        let tablebases = self.syzygy.for_search(setup.probe);
         let tt = self.table.for_search();
         self.searcher.tt = tt.clone();
         // One generation per search, started before any thread of it stores an entry.
