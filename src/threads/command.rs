@@ -11,13 +11,8 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
-use super::pool::HelperPool;
-use super::ready::Readiness;
-use super::table::HashTable;
-use super::tablebases::SyzygyTables;
-use super::upkeep::Upkeep;
-use super::{memory, Job, Progress, Queued, Reporter, Worker, SEARCH_STACK_BYTES};
-use crate::search::{Searcher, StopFlags};
+use super::{worker, Job, Progress, Queued, Reporter};
+use crate::search::StopFlags;
 use crate::tt::TranspositionTable;
 
 /// A search, perft or bench handed to the search thread whose last line has not been
@@ -50,27 +45,8 @@ pub struct SearchThread {
 impl SearchThread {
     pub fn spawn(tt: Arc<TranspositionTable>, output: Reporter) -> SearchThread {
         let (jobs, inbox) = unbounded();
-        let job_flags = Arc::new(StopFlags::default());
         let progress = Arc::new(Progress::default());
-        memory::map_large_blocks();
-        let upkeep = Upkeep::spawn();
-        let mut worker = Worker {
-            searcher: Searcher::new(tt.clone(), job_flags.clone()),
-            job_flags,
-            progress: progress.clone(),
-            output,
-            pool: HelperPool::new(),
-            table: HashTable::new(tt),
-            ready: Readiness::new(progress.clone()),
-            upkeep,
-            syzygy: SyzygyTables::default(),
-        };
-        worker.searcher.ages_table = false;
-        let handle = std::thread::Builder::new()
-            .name("search".into())
-            .stack_size(SEARCH_STACK_BYTES)
-            .spawn(move || worker.run(inbox))
-            .expect("cannot start the search thread");
+        let handle = worker::spawn(tt, output, progress.clone(), inbox);
         SearchThread {
             jobs,
             pending: VecDeque::new(),
