@@ -2,7 +2,7 @@
 //! search thread, so neither the UCI thread nor a `stop` waits for that work. Tasks run one
 //! at a time in the order given; each one answers with exactly one `Done`. A table is
 //! allocated, made resident and cleared by as many threads as the search has, one core
-//! left free (`Worker::clearing_threads`), started here for the task: the helpers
+//! left free (`clearing_threads` in table.rs), started here for the task: the helpers
 //! themselves run at idle priority, and on a busy machine they would leave the clearing,
 //! and the `readyok` that waits for it, to starve.
 
@@ -49,24 +49,54 @@ pub enum Done {
 /// handle kept by mistake, which would otherwise stall every later search.
 const OLD_TABLE_PATIENCE: Duration = Duration::from_secs(2);
 
-/// Starts the thread; it ends when the task sender is dropped.
-pub fn spawn() -> (Sender<Task>, Receiver<Done>) {
-    let (tasks, inbox) = unbounded::<Task>();
-    let (done, results) = unbounded::<Done>();
-    std::thread::Builder::new()
-        .name("upkeep".into())
-        .spawn(move || {
-            // Normal priority, unlike the helpers: the next search waits for this work, and
-            // at idle priority a machine busy with other programs starved a 16 MB clear for
-            // seconds (a python-chess game lost on time).
-            while let Ok(task) = inbox.recv() {
-                if done.send(run(task)).is_err() {
-                    break;
+/// The search thread's handle on the upkeep thread, which ends when this is dropped.
+pub struct Upkeep {
+    tasks: Sender<Task>,
+    /// One answer for each task given; each one taken is counted with [`Upkeep::answered`].
+    pub done: Receiver<Done>,
+    /// Tasks given whose answer has not been taken in yet.
+    outstanding: usize,
+}
+
+impl Upkeep {
+    pub fn spawn() -> Upkeep {
+        let (tasks, inbox) = unbounded::<Task>();
+        let (done, results) = unbounded::<Done>();
+        std::thread::Builder::new()
+            .name("upkeep".into())
+            .spawn(move || {
+                // Normal priority, unlike the helpers: the next search waits for this work,
+                // and at idle priority a machine busy with other programs starved a 16 MB
+                // clear for seconds (a python-chess game lost on time).
+                while let Ok(task) = inbox.recv() {
+                    if done.send(run(task)).is_err() {
+                        break;
+                    }
                 }
-            }
-        })
-        .expect("cannot start the upkeep thread");
-    (tasks, results)
+            })
+            .expect("cannot start the upkeep thread");
+        Upkeep {
+            tasks,
+            done: results,
+            outstanding: 0,
+        }
+    }
+
+    pub fn give(&mut self, task: Task) {
+        if self.tasks.send(task).is_ok() {
+            self.outstanding += 1;
+        }
+    }
+
+    /// One answer has been taken from `done`.
+    pub fn answered(&mut self) {
+        self.outstanding -= 1;
+    }
+
+    /// Whether every task given has been answered and the answer taken in.
+    pub fn is_idle(&self) -> bool {
+        self.outstanding == 0
+    }
 }
 
 fn run(task: Task) -> Done {
