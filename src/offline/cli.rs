@@ -55,7 +55,7 @@ pub struct DatagenArgs {
     pub threads: usize,
     /// Node budget per move. The default, a soft limit, costs about what 5000 nodes did as
     /// a hard limit (docs/datagen.md).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = datagen::DEFAULT_NODES)]
     pub nodes: u64,
     /// How a move's search keeps to --nodes.
     #[arg(long, value_enum, default_value_t = NodeLimitArg::Soft)]
@@ -64,10 +64,10 @@ pub struct DatagenArgs {
     #[arg(long)]
     pub book: Option<PathBuf>,
     /// Fewest random plies played after the book position (or the start position).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = datagen::opening::DEFAULT_RANDOM_PLIES.0)]
     pub random_plies_min: u32,
     /// Most random plies played after the book position (or the start position).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = datagen::opening::DEFAULT_RANDOM_PLIES.1)]
     pub random_plies_max: u32,
     /// Node budget of the search that verifies an opening [default: --nodes].
     #[arg(long)]
