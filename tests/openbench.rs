@@ -1,16 +1,24 @@
-//! What OpenBench asks of an engine, checked the way its client does it (Client/genfens.py)
-//! without OpenBench itself:
+//! What OpenBench asks of an engine, checked the way its client does it (Client/genfens.py,
+//! Client/utils.py) without OpenBench itself:
 //!
 //! - `genfens`: the binary run with the request and `quit` as two arguments prints N lines
 //!   `info string genfens <FEN>` of legal six-field FENs, the same for the same request, the
 //!   openings of the `basalt datagen` games of that seed; a bad request exits with status 2
-//!   and a message.
+//!   and a message;
+//! - `EVALFILE`: the build script's choice and checks of the net, and the Makefile passing
+//!   the variable to it (`make -n`). A second build with another net would cost minutes,
+//!   so the build itself is not repeated here.
 
 mod common;
 
+#[path = "../build.rs"]
+#[allow(dead_code)]
+mod build_script;
+
+use std::ffi::OsStr;
 use std::fs;
-use std::path::PathBuf;
-use std::process::Output;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use shakmaty::fen::Fen;
@@ -177,4 +185,84 @@ fn a_bad_genfens_request_exits_with_a_message_and_no_opening() {
         assert!(!stderr.contains("panicked"), "{arguments:?}: {stderr}");
         assert!(!text(&output.stdout).contains(PREFIX));
     }
+}
+
+#[test]
+fn the_build_script_embeds_the_committed_net_or_a_checked_evalfile() {
+    // Its constants are the crate's.
+    assert_eq!(build_script::MAGIC, basalt::nnue::MAGIC);
+    assert_eq!(build_script::FORMAT_VERSION, basalt::nnue::FORMAT_VERSION);
+    assert_eq!(
+        build_script::MAX_FILE_BYTES,
+        basalt::nnue::MAX_FILE_BYTES as u64
+    );
+    let root = Path::new(ROOT);
+    let committed = root.join("nets/basalt.nnue");
+    for unset in [None, Some(OsStr::new(""))] {
+        assert_eq!(build_script::chosen_net(root, unset), Ok(committed.clone()));
+    }
+    let relative = build_script::chosen_net(root, Some(OsStr::new("nets/basalt.nnue")));
+    assert_eq!(relative, Ok(committed.clone()));
+    let dir = scratch("evalfile");
+    let copy = dir.join("other.nnue");
+    fs::copy(&committed, &copy).unwrap();
+    assert_eq!(
+        build_script::chosen_net(root, Some(copy.as_os_str())),
+        Ok(copy.clone())
+    );
+    let mut version_9 = fs::read(&committed).unwrap();
+    version_9[8..12].copy_from_slice(&9u32.to_le_bytes());
+    let bad_cases = [
+        ("missing.nnue", None, "missing.nnue"),
+        ("a-directory", None, "not a regular file"),
+        (
+            "text.nnue",
+            Some(b"not a net at all".to_vec()),
+            "does not start with BSLTNNUE",
+        ),
+        ("v9.nnue", Some(version_9), "format version 9"),
+    ];
+    for (name, bytes, words) in bad_cases {
+        let path = dir.join(name);
+        match bytes {
+            Some(bytes) => fs::write(&path, bytes).unwrap(),
+            None if name == "a-directory" => fs::create_dir(&path).unwrap(),
+            None => {}
+        }
+        let error = build_script::chosen_net(root, Some(path.as_os_str())).unwrap_err();
+        assert!(
+            error.contains(words) && error.contains("EVALFILE"),
+            "{name}: {error}"
+        );
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `make -n` with `variables` in the repository root: what it would run, or its error.
+fn make_dry_run(variables: &[&str]) -> Output {
+    let mut command = Command::new("make");
+    command.current_dir(ROOT).arg("-n").args(variables);
+    for inherited in ["EVALFILE", "SPSA", "EXE", "MAKEFLAGS", "MFLAGS"] {
+        command.env_remove(inherited);
+    }
+    run_within(&mut command, Duration::from_secs(30))
+}
+
+#[test]
+fn the_makefile_passes_evalfile_to_the_build() {
+    let plain = make_dry_run(&["EXE=ob-dev"]);
+    let recipe = text(&plain.stdout);
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    assert!(
+        recipe.contains("BASALT_EVALFILE=\"\" cargo rustc --release --bin basalt")
+            && recipe.contains("--emit link=ob-dev"),
+        "{recipe}"
+    );
+    // As OpenBench's client calls it (Client/utils.py: makefile_command).
+    let net = make_dry_run(&["-j", "EXE=ob-dev", "EVALFILE=/srv/Networks/0123abcd"]);
+    let recipe = text(&net.stdout);
+    assert!(
+        recipe.contains("BASALT_EVALFILE=\"/srv/Networks/0123abcd\" cargo rustc"),
+        "{recipe}"
+    );
 }
