@@ -1,5 +1,5 @@
 //! Command line: no subcommand runs the UCI loop; `bench` and `perft` are the engine's own
-//! tools; `datagen`, `convert-data`, `tune` and `train` run the offline tools
+//! tools; `datagen`, `convert-data`, `tune`, `train` and `spsa-inputs` run the offline tools
 //! (`basalt::offline`, whose `cli` module holds their flags). OpenBench's `genfens` request
 //! (`basalt "genfens N seed S book None" quit`) is not a subcommand: it is caught first.
 
@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use basalt::bench;
-use basalt::offline::cli::{ConvertArgs, DatagenArgs, TexelArgs, TrainArgs};
+use basalt::offline::cli::{ConvertArgs, DatagenArgs, SpsaInputsArgs, TexelArgs, TrainArgs};
 use basalt::offline::openbench;
 use basalt::perft;
 use basalt::position::Position;
@@ -63,6 +63,8 @@ enum Tool {
     Tune(TexelArgs),
     /// Train the NNUE on `basalt datagen` records or games (CPU); see docs/training.md.
     Train(TrainArgs),
+    /// Print the search parameters as OpenBench's SPSA input (docs/openbench.md).
+    SpsaInputs(SpsaInputsArgs),
 }
 
 fn main() -> ExitCode {
@@ -123,6 +125,7 @@ fn main() -> ExitCode {
         },
         Some(Tool::Tune(args)) => args.run(),
         Some(Tool::Train(args)) => args.run(),
+        Some(Tool::SpsaInputs(args)) => args.run(),
     }
 }
 

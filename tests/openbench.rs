@@ -1,5 +1,5 @@
 //! What OpenBench asks of an engine, checked the way its client does it (Client/genfens.py,
-//! Client/utils.py) without OpenBench itself:
+//! Client/utils.py, OpenBench/spsa_utils.py) without OpenBench itself:
 //!
 //! - `genfens`: the binary run with the request and `quit` as two arguments prints N lines
 //!   `info string genfens <FEN>` of legal six-field FENs, the same for the same request, the
@@ -7,7 +7,9 @@
 //!   and a message;
 //! - `EVALFILE`: the build script's choice and checks of the net, and the Makefile passing
 //!   the variable to it (`make -n`). A second build with another net would cost minutes,
-//!   so the build itself is not repeated here.
+//!   so the build itself is not repeated here;
+//! - the SPSA build: `make -n SPSA=1` turns on the `spsa` feature, and `basalt spsa-inputs`
+//!   prints OpenBench's input lines.
 
 mod common;
 
@@ -249,13 +251,14 @@ fn make_dry_run(variables: &[&str]) -> Output {
 }
 
 #[test]
-fn the_makefile_passes_evalfile_to_the_build() {
+fn the_makefile_passes_evalfile_and_spsa_to_the_build() {
     let plain = make_dry_run(&["EXE=ob-dev"]);
     let recipe = text(&plain.stdout);
     assert!(plain.status.success(), "{}", text(&plain.stderr));
     assert!(
         recipe.contains("BASALT_EVALFILE=\"\" cargo rustc --release --bin basalt")
-            && recipe.contains("--emit link=ob-dev"),
+            && recipe.contains("--emit link=ob-dev")
+            && !recipe.contains("--features"),
         "{recipe}"
     );
     // As OpenBench's client calls it (Client/utils.py: makefile_command).
@@ -265,4 +268,48 @@ fn the_makefile_passes_evalfile_to_the_build() {
         recipe.contains("BASALT_EVALFILE=\"/srv/Networks/0123abcd\" cargo rustc"),
         "{recipe}"
     );
+    let spsa = make_dry_run(&["EXE=ob-tune", "SPSA=1"]);
+    let recipe = text(&spsa.stdout);
+    assert!(
+        recipe.contains("cargo rustc --release --bin basalt --features spsa --"),
+        "{recipe}"
+    );
+    let off = make_dry_run(&["SPSA=0"]);
+    assert!(!text(&off.stdout).contains("--features"));
+    let bad = make_dry_run(&["SPSA=yes"]);
+    assert!(!bad.status.success());
+    assert!(
+        text(&bad.stderr).contains("SPSA=yes"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
+#[test]
+fn spsa_inputs_are_openbenchs_lines() {
+    let output = run_within(basalt().arg("spsa-inputs"), Duration::from_secs(30));
+    assert!(output.status.success());
+    let all = text(&output.stdout);
+    assert!(all.lines().count() > 30, "{all}");
+    for line in all.lines() {
+        // OpenBench/spsa_utils.py: name, int|float, value, min, max, c_end, r_end.
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        assert_eq!(fields.len(), 7, "{line}");
+        assert_eq!(fields[1], "int", "{line}");
+        assert!(
+            fields[2..].iter().all(|f| f.parse::<f64>().is_ok()),
+            "{line}"
+        );
+    }
+    let one = run_within(
+        basalt().args(["spsa-inputs", "--only", "LMP_BASE", "--r-end", "0.005"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(text(&one.stdout), "LMP_BASE, int, 3, 0, 10, 0.50, 0.005\n");
+    let unknown = run_within(
+        basalt().args(["spsa-inputs", "--only", "NO_SUCH"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown.stderr).contains("NO_SUCH"));
 }

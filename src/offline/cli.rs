@@ -1,6 +1,6 @@
-//! The command lines of `basalt datagen`, `basalt convert-data`, `basalt tune` and
-//! `basalt train` (clap argument structs, one per subcommand of the binary's `Tool`) and
-//! what each runs.
+//! The command lines of `basalt datagen`, `basalt convert-data`, `basalt tune`,
+//! `basalt train` and `basalt spsa-inputs` (clap argument structs, one per subcommand of the
+//! binary's `Tool`) and what each runs.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,7 +10,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use crate::nnue::{KingBuckets, KING_BUCKET_LAYOUTS};
-use crate::offline::{datagen, texel, train};
+use crate::offline::{datagen, openbench, texel, train};
 use crate::position::Position;
 use crate::syzygy::{self, Tablebases};
 
@@ -565,4 +565,40 @@ fn parse_king_buckets(name: &str) -> Result<KingBuckets, String> {
             .collect();
         format!("unknown layout; known: {}", known.join(", "))
     })
+}
+
+/// `basalt spsa-inputs`.
+#[derive(Args)]
+pub struct SpsaInputsArgs {
+    /// Only these parameters (names as in src/search/params.rs and src/time.rs), e.g.
+    /// `--only LMP_BASE,RFP_MARGIN_PER_DEPTH`; default: every one.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// c_end, the last perturbation, as a share of each parameter's range (at least 0.5).
+    #[arg(long, default_value_t = 0.05)]
+    pub c_share: f64,
+    /// r_end, OpenBench's last step relative to c_end.
+    #[arg(long, default_value_t = 0.002)]
+    pub r_end: f64,
+}
+
+impl SpsaInputsArgs {
+    pub fn run(self) -> ExitCode {
+        if !(self.c_share > 0.0 && self.r_end > 0.0) {
+            eprintln!("spsa-inputs: --c-share and --r-end must be above 0");
+            return ExitCode::from(2);
+        }
+        match openbench::spsa_inputs(&self.only, self.c_share, self.r_end) {
+            Ok(lines) => {
+                for line in lines {
+                    println!("{line}");
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("spsa-inputs: {e}");
+                ExitCode::from(2)
+            }
+        }
+    }
 }

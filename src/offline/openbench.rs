@@ -1,5 +1,5 @@
 //! What OpenBench asks of an engine beyond UCI and `bench`: the openings of its DATAGEN
-//! workloads (`genfens`).
+//! workloads (`genfens`) and the input of an SPSA tune (`basalt spsa-inputs`).
 //!
 //! OpenBench's client runs `./engine "genfens N seed S book <None|FILE> [extra]" "quit"`:
 //! the request as one argument, then UCI commands. It reads the lines that start with
@@ -20,6 +20,7 @@ use crate::position::Position;
 use crate::search::{Searcher, StopFlags};
 use crate::syzygy::Tablebases;
 use crate::tt::TranspositionTable;
+use crate::tunable::Param;
 
 /// What a `genfens` request may say, for its error messages.
 const GENFENS_USAGE: &str = "genfens N seed S book <None|FILE> [random-plies-min K] \
@@ -211,6 +212,47 @@ pub fn genfens_main(arguments: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Every tunable parameter, as the `spsa` build declares them as UCI options: the search's,
+/// then the time plan's.
+fn tunables() -> impl Iterator<Item = &'static Param> {
+    crate::search::params::TUNABLE
+        .iter()
+        .chain(crate::time::TUNABLE)
+        .copied()
+}
+
+/// One line of OpenBench's SPSA input: `name, int, value, min, max, c_end, r_end`. c_end,
+/// the perturbation at the run's end, is `c_share` of the range but at least half a unit
+/// (OpenBench rounds an integer's perturbed value at random and never perturbs it by less
+/// than 0.5); r_end sets the last step, r_end * c_end per unit of the result's difference.
+/// The same schedule as tools/spsa.py.
+pub fn spsa_input_line(param: &Param, c_share: f64, r_end: f64) -> String {
+    let c_end = (c_share * f64::from(param.max - param.min)).max(0.5);
+    format!(
+        "{}, int, {}, {}, {}, {c_end:.2}, {r_end}",
+        param.name, param.default, param.min, param.max
+    )
+}
+
+/// OpenBench's SPSA input for the parameters named in `only` (every one when it is empty),
+/// in declaration order; an unknown name is an error.
+pub fn spsa_inputs(only: &[String], c_share: f64, r_end: f64) -> Result<Vec<String>, String> {
+    if let Some(unknown) = only
+        .iter()
+        .find(|name| !tunables().any(|p| p.name.eq_ignore_ascii_case(name)))
+    {
+        let known: Vec<&str> = tunables().map(|p| p.name).collect();
+        return Err(format!(
+            "no tunable parameter `{unknown}`; they are {}",
+            known.join(", ")
+        ));
+    }
+    Ok(tunables()
+        .filter(|p| only.is_empty() || only.iter().any(|n| p.name.eq_ignore_ascii_case(n)))
+        .map(|p| spsa_input_line(p, c_share, r_end))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +304,39 @@ mod tests {
         }
         assert!(is_genfens("genfens 1 seed 1 book None"));
         assert!(!is_genfens("genfensx") && !is_genfens("bench"));
+    }
+
+    #[test]
+    fn spsa_inputs_are_openbench_lines_of_every_tunable() {
+        let lines = spsa_inputs(&[], 0.05, 0.002).unwrap();
+        assert_eq!(lines.len(), tunables().count());
+        for line in &lines {
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            assert_eq!(fields.len(), 7, "{line}");
+            assert_eq!(fields[1], "int");
+            let numbers: Vec<f64> = fields[2..].iter().map(|f| f.parse().unwrap()).collect();
+            let (value, min, max, c_end, r_end) =
+                (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4]);
+            // OpenBench's own checks (verify_workload.py), and the half-unit floor.
+            assert!(min <= value && value <= max && min < max, "{line}");
+            assert!(c_end >= 0.5 && r_end > 0.0, "{line}");
+        }
+        let only = spsa_inputs(
+            &["lmp_base".into(), "RFP_MARGIN_PER_DEPTH".into()],
+            0.05,
+            0.002,
+        );
+        assert_eq!(
+            only.unwrap(),
+            [
+                "RFP_MARGIN_PER_DEPTH, int, 80, 30, 200, 8.50, 0.002",
+                "LMP_BASE, int, 3, 0, 10, 0.50, 0.002",
+            ]
+        );
+        let error = spsa_inputs(&["NO_SUCH".into()], 0.05, 0.002).unwrap_err();
+        assert!(
+            error.contains("NO_SUCH") && error.contains("LMP_BASE"),
+            "{error}"
+        );
     }
 }
