@@ -9,7 +9,10 @@
 //!   the variable to it (`make -n`). A second build with another net would cost minutes,
 //!   so the build itself is not repeated here;
 //! - the SPSA build: `make -n SPSA=1` turns on the `spsa` feature, and `basalt spsa-inputs`
-//!   prints OpenBench's input lines.
+//!   prints OpenBench's input lines;
+//! - `convert-data --from-pgn`: tests/data/openbench_datagen.pgn (fastchess's and
+//!   OpenBench's comment forms, a FEN start with a book move, mates both ways, skipped
+//!   games) becomes a chunk whose games, scores, results and positions are read back.
 
 mod common;
 
@@ -26,7 +29,9 @@ use std::time::Duration;
 use shakmaty::fen::Fen;
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Position};
 
-use basalt::offline::datagen::games;
+use basalt::offline::datagen::chunk;
+use basalt::offline::datagen::format::{self, GameResult};
+use basalt::offline::datagen::games::{self, Game, Selection};
 
 use common::{basalt, run_within};
 
@@ -312,4 +317,110 @@ fn spsa_inputs_are_openbenchs_lines() {
     );
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("NO_SUCH"));
+}
+
+/// What one game of tests/data/openbench_datagen.pgn must become.
+struct Expected {
+    start: &'static str,
+    moves: &'static [&'static str],
+    scores: &'static [i16],
+    result: GameResult,
+    /// The scores of the positions the quiet rule keeps.
+    positions: &'static [i16],
+}
+
+const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+const EXPECTED: [Expected; 4] = [
+    // Scholar's mate: the mates (-M2 for Black, +M1 for White) and the capture are dropped.
+    Expected {
+        start: STARTPOS,
+        moves: &["e2e4", "e7e5", "d1h5", "b8c6", "f1c4", "g8f6", "h5f7"],
+        scores: &[35, 20, 10, 5, 40, 31_998, 31_999],
+        result: GameResult::WhiteWin,
+        positions: &[35, 20, 10, 5, 40],
+    },
+    // From a FEN, after a book move: castling kept, a capture and an evasion dropped.
+    Expected {
+        start: "r7/3k4/8/8/8/8/8/4K2R w K - 4 21",
+        moves: &["e1g1", "a8a1", "f1a1", "d7e6", "a1a6", "e6d5", "g1f2"],
+        scores: &[50, 30, 500, 490, 510, 520, 500],
+        result: GameResult::WhiteWin,
+        positions: &[50, 30, 490, 510, 500],
+    },
+    // OpenBench's compact comments, a comment over two lines.
+    Expected {
+        start: STARTPOS,
+        moves: &["d2d4", "d7d5", "c2c4", "d5c4", "e2e3", "b7b5"],
+        scores: &[20, 15, 25, -10, 5, 30],
+        result: GameResult::Draw,
+        positions: &[20, 15, 25, 5, 30],
+    },
+    // Fool's mate: mate scores for Black, from White's view.
+    Expected {
+        start: STARTPOS,
+        moves: &["f2f3", "e7e5", "g2g4", "d8h4"],
+        scores: &[-50, -60, -31_998, -31_999],
+        result: GameResult::BlackWin,
+        positions: &[-50, -60],
+    },
+];
+
+#[test]
+fn from_pgn_makes_a_chunk_of_the_games_scores_and_results() {
+    let dir = scratch("from-pgn");
+    let pgn = Path::new(ROOT).join("tests/data/openbench_datagen.pgn");
+    let out = dir.join("openbench.games.zst");
+    let convert = || {
+        run_within(
+            basalt()
+                .args(["convert-data", "--from-pgn"])
+                .arg(&pgn)
+                .arg("--out")
+                .arg(&out),
+            Duration::from_secs(30),
+        )
+    };
+    let output = convert();
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        stdout.contains("7 games read, 4 kept (skipped: 1 Termination \"time forfeit\", 1 no move")
+            && stdout.contains("24 plies, 17 positions"),
+        "{stdout}"
+    );
+    let bytes = chunk::read_data_file(&out).unwrap();
+    let read: Vec<Game> = games::read(&bytes).map(|g| g.unwrap().1).collect();
+    assert_eq!(read.len(), EXPECTED.len());
+    for (game, expected) in read.iter().zip(&EXPECTED) {
+        assert_eq!(fen_of(&game.start), expected.start);
+        let moves: Vec<String> = game
+            .plies
+            .iter()
+            .map(|p| p.best.unwrap().to_uci(CastlingMode::Standard).to_string())
+            .collect();
+        assert_eq!(moves, expected.moves);
+        let scores: Vec<i16> = game.plies.iter().map(|p| p.score).collect();
+        assert_eq!(scores, expected.scores);
+        assert_eq!(game.result, expected.result);
+        let positions: Vec<(i16, GameResult)> = game
+            .records(Selection::Quiet)
+            .iter()
+            .map(|r| {
+                let p = format::unpack(r).unwrap();
+                (p.score, p.result)
+            })
+            .collect();
+        let wanted: Vec<(i16, GameResult)> = expected
+            .positions
+            .iter()
+            .map(|&s| (s, expected.result))
+            .collect();
+        assert_eq!(positions, wanted, "{}", expected.start);
+    }
+    // The output is never overwritten.
+    let again = convert();
+    assert!(!again.status.success());
+    assert!(text(&again.stderr).contains("exists"));
+    fs::remove_dir_all(&dir).unwrap();
 }

@@ -182,9 +182,10 @@ impl DatagenArgs {
 #[derive(Args)]
 pub struct ConvertArgs {
     /// A file of 32-byte records or a games file (told apart by the games file's magic).
-    #[arg(long = "in")]
-    pub input: PathBuf,
-    /// The converted file (games from records, records from games); must not exist.
+    #[arg(long = "in", required_unless_present = "from_pgn")]
+    pub input: Option<PathBuf>,
+    /// The converted file (games from records, records from games, a chunk from PGNs); must
+    /// not exist.
     #[arg(long)]
     pub out: PathBuf,
     /// From a games file: every searched position, not only the quiet ones the record
@@ -195,19 +196,31 @@ pub struct ConvertArgs {
     /// compressed with zstd (docs/datagen.md, "Chunks").
     #[arg(long, conflicts_with = "all")]
     pub pack: bool,
+    /// PGN files whose moves carry `{score/depth}` comments (an OpenBench DATAGEN
+    /// workload's, fastchess's or cutechess's) into one chunk of `data/`
+    /// (docs/openbench.md).
+    #[arg(long, num_args = 1.., conflicts_with_all = ["input", "all", "pack"])]
+    pub from_pgn: Vec<PathBuf>,
 }
 
 impl ConvertArgs {
     pub fn run(self) -> ExitCode {
+        if !self.from_pgn.is_empty() {
+            return self.convert_pgn();
+        }
+        let Some(input) = self.input.as_deref() else {
+            eprintln!("convert-data: give --in or --from-pgn");
+            return ExitCode::from(2);
+        };
         if self.pack {
-            return self.pack();
+            return self.pack(input);
         }
         let selection = if self.all {
             datagen::games::Selection::All
         } else {
             datagen::games::Selection::Quiet
         };
-        match datagen::convert::convert(&self.input, &self.out, selection) {
+        match datagen::convert::convert(input, &self.out, selection) {
             Ok(c) => {
                 let (games_bytes, what) = if c.to_games {
                     (c.bytes_out, "records to games")
@@ -233,11 +246,43 @@ impl ConvertArgs {
             }
         }
     }
+
+    fn convert_pgn(&self) -> ExitCode {
+        match datagen::convert::from_pgn(&self.from_pgn, &self.out) {
+            Ok(c) => {
+                let skipped: Vec<String> = c
+                    .skipped
+                    .iter()
+                    .map(|(reason, count)| format!("{count} {reason}"))
+                    .collect();
+                println!(
+                    "convert-data: from PGN: {} games read, {} kept{}; {} plies, {} \
+                     positions; {} bytes, {:.3} bytes a position",
+                    c.seen,
+                    c.packed.games,
+                    if skipped.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (skipped: {})", skipped.join(", "))
+                    },
+                    c.packed.plies,
+                    c.packed.positions,
+                    c.packed.chunk.len(),
+                    c.packed.chunk.len() as f64 / c.packed.positions.max(1) as f64
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("convert-data: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    }
 }
 
 impl ConvertArgs {
-    fn pack(self) -> ExitCode {
-        match datagen::convert::pack(&self.input, &self.out) {
+    fn pack(&self, input: &Path) -> ExitCode {
+        match datagen::convert::pack(input, &self.out) {
             Ok(p) => {
                 println!(
                     "convert-data: packed: {} games, {} plies, {} positions; {} bytes \

@@ -1,5 +1,6 @@
 //! What OpenBench asks of an engine beyond UCI and `bench`: the openings of its DATAGEN
-//! workloads (`genfens`) and the input of an SPSA tune (`basalt spsa-inputs`).
+//! workloads (`genfens`) and the input of an SPSA tune (`basalt spsa-inputs`). The PGNs a
+//! DATAGEN workload returns become training data in `datagen/pgn.rs`.
 //!
 //! OpenBench's client runs `./engine "genfens N seed S book <None|FILE> [extra]" "quit"`:
 //! the request as one argument, then UCI commands. It reads the lines that start with

@@ -14,6 +14,7 @@ pub mod convert;
 pub mod format;
 pub mod games;
 pub mod opening;
+pub mod pgn;
 pub mod progress;
 
 use std::collections::BTreeMap;
