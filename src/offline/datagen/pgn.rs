@@ -1,10 +1,11 @@
-//! PGN games with search scores, as fastchess and cutechess write them (and OpenBench's
-//! DATAGEN workloads return them), read into games of the games file (`games.rs`).
+//! PGN games with search scores, as fastchess writes them (cutechess's comments have the
+//! same form) and OpenBench's DATAGEN workloads return them, read into games of the games
+//! file (`games.rs`).
 //!
 //! Each move of an engine carries a comment whose first word is its search's score and
 //! depth, from the side to move's view: `{+0.35/12 0.123s, n=51234, sd=18}`, `{-1.20/9}`
-//! (OpenBench's compact form), `{+M5/20 ...}` (mating in 5 plies), `{-M4/30 ...}` (mated in
-//! 4 plies). Moves from the opening book say `{book}`. A game becomes the games file's
+//! (OpenBench's compact form), `{+M5/20 ...}` (mating in 5 plies: fastchess counts a mate
+//! in plies), `{-M4/30 ...}` (mated in 4 plies). Moves from the opening book say `{book}`. A game becomes the games file's
 //! game: its start is the position after the moves before the first scored one (the `FEN`
 //! tag's position or the start position, then the book moves), each scored move a ply with
 //! the score turned to White's view, and the result the `Result` tag's. Which of those
