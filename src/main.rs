@@ -1,13 +1,15 @@
 //! Command line: no subcommand runs the UCI loop; `bench` and `perft` are the engine's own
-//! tools; `datagen`, `convert-data`, `tune` and `train` run the offline tools (`basalt::offline`, whose
-//! `cli` module holds their flags).
+//! tools; `datagen`, `convert-data`, `tune`, `train` and `spsa-inputs` run the offline tools
+//! (`basalt::offline`, whose `cli` module holds their flags). OpenBench's `genfens` request
+//! (`basalt "genfens N seed S book None" quit`) is not a subcommand: it is caught first.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 use basalt::bench;
-use basalt::offline::cli::{ConvertArgs, DatagenArgs, TexelArgs, TrainArgs};
+use basalt::offline::cli::{ConvertArgs, DatagenArgs, SpsaInputsArgs, TexelArgs, TrainArgs};
+use basalt::offline::openbench;
 use basalt::perft;
 use basalt::position::Position;
 
@@ -61,9 +63,25 @@ enum Tool {
     Tune(TexelArgs),
     /// Train the NNUE on `basalt datagen` records or games (CPU); see docs/training.md.
     Train(TrainArgs),
+    /// Print the search parameters as OpenBench's SPSA input (docs/openbench.md).
+    SpsaInputs(SpsaInputsArgs),
 }
 
 fn main() -> ExitCode {
+    // OpenBench's DATAGEN workloads ask for openings with the whole request as one argument,
+    // followed by UCI commands; clap would take it for an unknown subcommand.
+    let first = std::env::args_os().nth(1);
+    if first
+        .as_ref()
+        .and_then(|a| a.to_str())
+        .is_some_and(openbench::is_genfens)
+    {
+        let arguments: Vec<String> = std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return openbench::genfens_main(&arguments);
+    }
     let cli = Cli::parse();
     match cli.command {
         None => {
@@ -107,6 +125,7 @@ fn main() -> ExitCode {
         },
         Some(Tool::Tune(args)) => args.run(),
         Some(Tool::Train(args)) => args.run(),
+        Some(Tool::SpsaInputs(args)) => args.run(),
     }
 }
 

@@ -114,8 +114,9 @@ use std::sync::{Arc, OnceLock};
 
 use shakmaty::{Color, Piece, Square};
 
-/// The net built into the binary (`nets/README.md` says how it was trained).
-const EMBEDDED_NET: &[u8] = include_bytes!("../../nets/basalt.nnue");
+/// The net built into the binary: nets/basalt.nnue (`nets/README.md` says how it was
+/// trained), or the file `make EVALFILE=<path>` names (build.rs chooses and checks it).
+const EMBEDDED_NET: &[u8] = include_bytes!(env!("BASALT_NET"));
 
 /// The built-in network, decoded once per process.
 pub fn embedded() -> Arc<Network> {

@@ -1,6 +1,6 @@
-//! The command lines of `basalt datagen`, `basalt convert-data`, `basalt tune` and
-//! `basalt train` (clap argument structs, one per subcommand of the binary's `Tool`) and
-//! what each runs.
+//! The command lines of `basalt datagen`, `basalt convert-data`, `basalt tune`,
+//! `basalt train` and `basalt spsa-inputs` (clap argument structs, one per subcommand of the
+//! binary's `Tool`) and what each runs.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,7 +10,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use crate::nnue::{KingBuckets, KING_BUCKET_LAYOUTS};
-use crate::offline::{datagen, texel, train};
+use crate::offline::{datagen, openbench, texel, train};
 use crate::position::Position;
 use crate::syzygy::{self, Tablebases};
 
@@ -55,7 +55,7 @@ pub struct DatagenArgs {
     pub threads: usize,
     /// Node budget per move. The default, a soft limit, costs about what 5000 nodes did as
     /// a hard limit (docs/datagen.md).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = datagen::DEFAULT_NODES)]
     pub nodes: u64,
     /// How a move's search keeps to --nodes.
     #[arg(long, value_enum, default_value_t = NodeLimitArg::Soft)]
@@ -64,10 +64,10 @@ pub struct DatagenArgs {
     #[arg(long)]
     pub book: Option<PathBuf>,
     /// Fewest random plies played after the book position (or the start position).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = datagen::opening::DEFAULT_RANDOM_PLIES.0)]
     pub random_plies_min: u32,
     /// Most random plies played after the book position (or the start position).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = datagen::opening::DEFAULT_RANDOM_PLIES.1)]
     pub random_plies_max: u32,
     /// Node budget of the search that verifies an opening [default: --nodes].
     #[arg(long)]
@@ -182,9 +182,10 @@ impl DatagenArgs {
 #[derive(Args)]
 pub struct ConvertArgs {
     /// A file of 32-byte records or a games file (told apart by the games file's magic).
-    #[arg(long = "in")]
-    pub input: PathBuf,
-    /// The converted file (games from records, records from games); must not exist.
+    #[arg(long = "in", required_unless_present = "from_pgn")]
+    pub input: Option<PathBuf>,
+    /// The converted file (games from records, records from games, a chunk from PGNs); must
+    /// not exist.
     #[arg(long)]
     pub out: PathBuf,
     /// From a games file: every searched position, not only the quiet ones the record
@@ -195,19 +196,31 @@ pub struct ConvertArgs {
     /// compressed with zstd (docs/datagen.md, "Chunks").
     #[arg(long, conflicts_with = "all")]
     pub pack: bool,
+    /// PGN files whose moves carry `{score/depth}` comments (an OpenBench DATAGEN
+    /// workload's, fastchess's or cutechess's) into one chunk of `data/`
+    /// (docs/openbench.md).
+    #[arg(long, num_args = 1.., conflicts_with_all = ["input", "all", "pack"])]
+    pub from_pgn: Vec<PathBuf>,
 }
 
 impl ConvertArgs {
     pub fn run(self) -> ExitCode {
+        if !self.from_pgn.is_empty() {
+            return self.convert_pgn();
+        }
+        let Some(input) = self.input.as_deref() else {
+            eprintln!("convert-data: give --in or --from-pgn");
+            return ExitCode::from(2);
+        };
         if self.pack {
-            return self.pack();
+            return self.pack(input);
         }
         let selection = if self.all {
             datagen::games::Selection::All
         } else {
             datagen::games::Selection::Quiet
         };
-        match datagen::convert::convert(&self.input, &self.out, selection) {
+        match datagen::convert::convert(input, &self.out, selection) {
             Ok(c) => {
                 let (games_bytes, what) = if c.to_games {
                     (c.bytes_out, "records to games")
@@ -233,11 +246,43 @@ impl ConvertArgs {
             }
         }
     }
+
+    fn convert_pgn(&self) -> ExitCode {
+        match datagen::convert::from_pgn(&self.from_pgn, &self.out) {
+            Ok(c) => {
+                let skipped: Vec<String> = c
+                    .skipped
+                    .iter()
+                    .map(|(reason, count)| format!("{count} {reason}"))
+                    .collect();
+                println!(
+                    "convert-data: from PGN: {} games read, {} kept{}; {} plies, {} \
+                     positions; {} bytes, {:.3} bytes a position",
+                    c.seen,
+                    c.packed.games,
+                    if skipped.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (skipped: {})", skipped.join(", "))
+                    },
+                    c.packed.plies,
+                    c.packed.positions,
+                    c.packed.chunk.len(),
+                    c.packed.chunk.len() as f64 / c.packed.positions.max(1) as f64
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("convert-data: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    }
 }
 
 impl ConvertArgs {
-    fn pack(self) -> ExitCode {
-        match datagen::convert::pack(&self.input, &self.out) {
+    fn pack(&self, input: &Path) -> ExitCode {
+        match datagen::convert::pack(input, &self.out) {
             Ok(p) => {
                 println!(
                     "convert-data: packed: {} games, {} plies, {} positions; {} bytes \
@@ -565,4 +610,40 @@ fn parse_king_buckets(name: &str) -> Result<KingBuckets, String> {
             .collect();
         format!("unknown layout; known: {}", known.join(", "))
     })
+}
+
+/// `basalt spsa-inputs`.
+#[derive(Args)]
+pub struct SpsaInputsArgs {
+    /// Only these parameters (names as in src/search/params.rs and src/time.rs), e.g.
+    /// `--only LMP_BASE,RFP_MARGIN_PER_DEPTH`; default: every one.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// c_end, the last perturbation, as a share of each parameter's range (at least 0.5).
+    #[arg(long, default_value_t = 0.05)]
+    pub c_share: f64,
+    /// r_end, OpenBench's last step relative to c_end.
+    #[arg(long, default_value_t = 0.002)]
+    pub r_end: f64,
+}
+
+impl SpsaInputsArgs {
+    pub fn run(self) -> ExitCode {
+        if !(self.c_share > 0.0 && self.r_end > 0.0) {
+            eprintln!("spsa-inputs: --c-share and --r-end must be above 0");
+            return ExitCode::from(2);
+        }
+        match openbench::spsa_inputs(&self.only, self.c_share, self.r_end) {
+            Ok(lines) => {
+                for line in lines {
+                    println!("{line}");
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("spsa-inputs: {e}");
+                ExitCode::from(2)
+            }
+        }
+    }
 }

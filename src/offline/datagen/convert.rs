@@ -1,18 +1,20 @@
 //! `basalt convert-data`: a file of 32-byte records to a games file, or a games file to
-//! records.
+//! records; and PGNs with search scores to a chunk.
 //!
 //! Records are not games: each becomes a game of one ply with no move (`Game::of_record`),
 //! which gives the record back byte for byte. A games file becomes the records of the
 //! positions a `Selection` keeps, as `basalt train` would load them. A chunk of `data/` reads
-//! as the games file it holds; `pack` makes one.
+//! as the games file it holds; `pack` makes one, and `from_pgn` makes one of PGN games
+//! (`pgn.rs`: OpenBench's DATAGEN workloads return them).
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::chunk;
 use super::format::RECORD_BYTES;
 use super::games::{self, Game, Selection};
+use super::pgn;
 
 /// What a conversion read and wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,6 +65,78 @@ pub fn pack(input: &Path, output: &Path) -> io::Result<chunk::Packed> {
     }
     write_then_rename(output, |writer| writer.write_all(&packed.chunk))?;
     Ok(packed)
+}
+
+/// What `from_pgn` read and wrote.
+#[derive(Debug)]
+pub struct FromPgn {
+    /// Games in the PGNs, kept or not.
+    pub seen: u64,
+    /// Games skipped, by reason (`pgn.rs`).
+    pub skipped: std::collections::BTreeMap<String, u64>,
+    pub packed: chunk::Packed,
+}
+
+/// Packs the games of the PGN files `inputs` (in order) into the chunk `output`, which must
+/// not exist and may not pass `chunk::MAX_CHUNK_BYTES`. A file that cannot be read as PGN,
+/// or holds an illegal move, fails the whole conversion; so do PGNs without a game to keep.
+pub fn from_pgn(inputs: &[PathBuf], output: &Path) -> io::Result<FromPgn> {
+    refuse_existing(output)?;
+    let mut read = pgn::Read::default();
+    for input in inputs {
+        let named = |e: String| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", input.display()),
+            )
+        };
+        let text = fs::read(input)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", input.display())))?;
+        let text = String::from_utf8(text).map_err(|e| named(format!("not UTF-8 text: {e}")))?;
+        read.append(pgn::read(&text).map_err(named)?);
+    }
+    let skipped = || {
+        let reasons: Vec<String> = read
+            .skipped
+            .iter()
+            .map(|(reason, count)| format!("{count} {reason}"))
+            .collect();
+        reasons.join(", ")
+    };
+    if read.games.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "no game to keep among the {} games read (skipped: {})",
+                read.seen,
+                skipped()
+            ),
+        ));
+    }
+    let mut file = games::file_header(games::Encoding::Plain).to_vec();
+    for game in &read.games {
+        game.encode(&mut file, games::Encoding::Plain);
+    }
+    let packed = chunk::pack(&file).map_err(|damage| {
+        io::Error::other(format!("the converted games do not read back: {damage}"))
+    })?;
+    if packed.chunk.len() > chunk::MAX_CHUNK_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} games pack into {} bytes, more than a chunk's {}: convert fewer",
+                packed.games,
+                packed.chunk.len(),
+                chunk::MAX_CHUNK_BYTES
+            ),
+        ));
+    }
+    write_then_rename(output, |writer| writer.write_all(&packed.chunk))?;
+    Ok(FromPgn {
+        seen: read.seen,
+        skipped: read.skipped,
+        packed,
+    })
 }
 
 fn refuse_existing(output: &Path) -> io::Result<()> {

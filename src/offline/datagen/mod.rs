@@ -14,6 +14,7 @@ pub mod convert;
 pub mod format;
 pub mod games;
 pub mod opening;
+pub mod pgn;
 pub mod progress;
 
 use std::collections::BTreeMap;
@@ -104,8 +105,11 @@ const DRAW_SCORE: i32 = 10;
 const DRAW_PLIES: u32 = 12;
 /// Games this long are drawn.
 const MAX_GAME_PLIES: u32 = 400;
-/// Each game thread's table.
-const GAME_HASH_MB: usize = 16;
+/// Each game thread's table (and `genfens`'s: its openings are those of the same games).
+pub const GAME_HASH_MB: usize = 16;
+/// Default `--nodes`: the node budget of a move, and of an opening's verification search.
+/// A soft limit, costing about what 5000 nodes did as a hard limit (docs/datagen.md).
+pub const DEFAULT_NODES: u64 = 2000;
 const PROGRESS_EVERY: Duration = Duration::from_secs(10);
 
 /// What a run wrote.
@@ -326,7 +330,7 @@ fn play_games(
 }
 
 /// The generator of game `number`: distinct per game, fixed by the run's seed.
-fn game_rng(seed: u64, number: u64) -> StdRng {
+pub fn game_rng(seed: u64, number: u64) -> StdRng {
     StdRng::seed_from_u64(seed ^ number.wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 

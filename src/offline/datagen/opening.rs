@@ -21,6 +21,9 @@ use crate::tt::TranspositionTable;
 /// (`PIECE_VALUE`: 320-330): a random ply that drops a pawn or two is kept (an unbalanced
 /// but open game), one that drops a piece for nothing mostly is not.
 pub const DEFAULT_MAX_OPENING_SCORE: i32 = 400;
+/// Default `--random-plies-min` and `--random-plies-max`: random plies after the book
+/// position (or the start position).
+pub const DEFAULT_RANDOM_PLIES: (u32, u32) = (8, 10);
 /// After this many draws the most balanced opening drawn is played, so a book of decided
 /// positions or a tiny `--opening-max-score` cannot stall a run.
 const MAX_OPENING_TRIES: u32 = 1000;
