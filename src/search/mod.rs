@@ -26,7 +26,8 @@ use crate::nnue::{AccumulatorStack, Network};
 use crate::position::Position;
 use crate::score::*;
 use crate::syzygy::{Outcome, Tablebases};
-use crate::time::{IterationFacts, TimeLimits, TimeManager};
+pub use crate::time::Limits;
+use crate::time::{IterationFacts, Limiter};
 use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
 use frame::Stack;
@@ -105,37 +106,6 @@ impl SearchConfig {
             refinements: false,
             selective: false,
         }
-    }
-}
-
-/// When to stop, besides the `stop` flag.
-#[derive(Clone, Debug, Default)]
-pub struct Limits {
-    pub depth: Option<i32>,
-    /// Stop within the iteration once the search has visited this many nodes (`go nodes`,
-    /// as in Stockfish); the unfinished iteration is discarded.
-    pub hard_nodes: Option<u64>,
-    /// Start no new iteration once this many nodes are spent: the iteration in which the
-    /// budget runs out is finished, so every node of it counts (self-play data at a node
-    /// budget; `hard_nodes` caps an iteration that explodes).
-    pub soft_nodes: Option<u64>,
-    /// Stop once a mate in at most this many moves is found.
-    pub mate: Option<i32>,
-    pub time: Option<TimeLimits>,
-    /// Only these root moves are searched (empty: all).
-    pub search_moves: Vec<Move>,
-}
-
-impl Limits {
-    /// Whether the search has an end of its own: a depth, node, mate or time limit.
-    /// Without one it searches until stopped, or to `MAX_DEPTH`, which only the smallest
-    /// endings reach.
-    pub fn is_bounded(&self) -> bool {
-        self.depth.is_some()
-            || self.hard_nodes.is_some()
-            || self.soft_nodes.is_some()
-            || self.mate.is_some()
-            || self.time.is_some()
     }
 }
 
@@ -255,11 +225,10 @@ pub struct Searcher {
     /// after `stop` it then yields the core at once instead of searching on until the main
     /// thread has unwound and told it to stop.
     pub job_flags: Option<Arc<StopFlags>>,
-    limits: Limits,
+    /// Every limit the search obeys besides the stop flags.
+    limits: Limiter,
     /// When the search started (for `info time` and nps).
     start: Instant,
-    /// The clock's decisions, in a search with a clock.
-    time: Option<TimeManager>,
     nodes: u64,
     seldepth: usize,
     stopped: bool,
@@ -321,9 +290,8 @@ impl Searcher {
             correction: CorrectionHistory::default(),
             flags,
             job_flags: None,
-            limits: Limits::default(),
+            limits: Limiter::default(),
             start: Instant::now(),
-            time: None,
             nodes: 0,
             seldepth: 0,
             stopped: false,
@@ -451,7 +419,7 @@ impl Searcher {
     /// The first and the last iteration's depth. Lazy SMP: helper threads with an odd id
     /// start one iteration deeper.
     fn depths(&self) -> (i32, i32) {
-        let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
+        let max_depth = self.limits.max_depth(MAX_DEPTH);
         if self.config.iterative_deepening {
             ((1 + (self.helper_id % 2) as i32).min(max_depth), max_depth)
         } else {
@@ -475,7 +443,7 @@ impl Searcher {
     /// keep.
     fn start_search(&mut self, pos: &mut Position, limits: Limits) {
         self.start = Instant::now();
-        self.time = limits.time.map(TimeManager::new);
+        self.limits = limits.start(self.strength.map(|s| s.node_budget()));
         self.node_counter.store(0, Ordering::Relaxed);
         self.tb_hit_counter.store(0, Ordering::Relaxed);
         self.nodes = 0;
@@ -488,11 +456,6 @@ impl Searcher {
         self.current_root_move = None;
         self.null_move_min_ply = 0;
         self.played = PlayedLines::default();
-        self.limits = limits;
-        if let Some(strength) = self.strength {
-            let budget = strength.node_budget();
-            self.limits.hard_nodes = Some(self.limits.hard_nodes.map_or(budget, |n| n.min(budget)));
-        }
         self.stack.forget_killers();
         if self.ages_table {
             self.tt.new_search();
@@ -506,7 +469,7 @@ impl Searcher {
         let mut moves: Vec<Move> = legal
             .iter()
             .copied()
-            .filter(|m| self.limits.search_moves.is_empty() || self.limits.search_moves.contains(m))
+            .filter(|m| limits.search_moves.is_empty() || limits.search_moves.contains(m))
             .collect();
         if moves.is_empty() {
             moves = legal.to_vec();
@@ -672,27 +635,10 @@ impl Searcher {
         }
     }
 
-    /// After an iteration: whether the search ends, by a limit of its own (a mate found, a
-    /// node budget spent) or on the time manager's word.
+    /// After an iteration: whether the search ends, as its limits say.
     fn should_stop_deepening(&mut self, it: &IterationFacts) -> bool {
-        if let Some(mate) = self.limits.mate {
-            if let Err(moves) = uci_score(it.score) {
-                if moves > 0 && moves <= mate {
-                    return true;
-                }
-            }
-        }
-        if self
-            .limits
-            .soft_nodes
-            .is_some_and(|soft| self.nodes >= soft)
-        {
-            return true;
-        }
         let pondering = self.flags.pondering.load(Ordering::Relaxed);
-        self.time
-            .as_mut()
-            .is_some_and(|time| !time.another_iteration(it, pondering))
+        self.limits.stop_after(it, self.nodes, pondering)
     }
 
     /// The search starts on root move `m`, the `move_count`th of this MultiPV line.
@@ -797,11 +743,9 @@ impl Searcher {
         if self.helper_id != 0 && self.nodes.is_multiple_of(HELPER_YIELD_INTERVAL) {
             std::thread::yield_now();
         }
-        if let Some(max_nodes) = self.limits.hard_nodes {
-            if self.nodes >= max_nodes {
-                self.stopped = true;
-                return true;
-            }
+        if self.limits.past_node_limit(self.nodes) {
+            self.stopped = true;
+            return true;
         }
         if self.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
             self.node_counter.store(self.nodes, Ordering::Relaxed);
@@ -809,11 +753,12 @@ impl Searcher {
             if !self.announcing && self.on_root_move.is_some() {
                 self.start_announcing_in_time();
             }
-            if let Some(time) = self.time.as_mut() {
-                if time.past_hard_limit(self.flags.pondering.load(Ordering::Relaxed)) {
-                    self.stopped = true;
-                    return true;
-                }
+            if self
+                .limits
+                .past_time_limit(self.flags.pondering.load(Ordering::Relaxed))
+            {
+                self.stopped = true;
+                return true;
             }
         }
         false

@@ -240,18 +240,11 @@ impl Worker {
         result
     }
 
-    /// A search on the clock waits for the table and the pool at most a quarter of its
-    /// soft limit, and that wait counts against its time (unless the clock has not
-    /// started: pondering). Without a clock nothing can be late, and waiting keeps such
-    /// searches independent of how fast the machine allocates.
+    /// Completes the pool and the upkeep thread's work before the search, as long as its
+    /// limits let it wait (`Limits::setup_wait`); the wait counts against its time.
     fn wait_for_setup(&mut self, limits: &mut Limits) {
-        let waited = self.prepare(limits.time.map(|time| time.soft / 4));
-        if !self.job_flags.pondering.load(Ordering::Relaxed) {
-            if let Some(time) = &mut limits.time {
-                time.soft = time.soft.saturating_sub(waited);
-                time.hard = time.hard.saturating_sub(waited);
-            }
-        }
+        let waited = self.prepare(limits.setup_wait());
+        limits.charge_setup_wait(waited, self.job_flags.pondering.load(Ordering::Relaxed));
     }
 
     /// Before a search: completes the pool and waits for the upkeep thread's work, unless
