@@ -4,6 +4,7 @@
 pub mod correction;
 mod frame;
 pub mod history;
+mod job;
 pub mod movepick;
 mod node;
 pub mod params;
@@ -13,8 +14,7 @@ mod root;
 pub mod skill;
 pub mod stats;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use shakmaty::{Move, Position as _};
@@ -22,20 +22,19 @@ use shakmaty::{Move, Position as _};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use crate::nnue::{AccumulatorStack, Network};
+use crate::nnue::AccumulatorStack;
 use crate::position::Position;
 use crate::score::*;
-use crate::syzygy::{Outcome, Tablebases};
+use crate::syzygy::Outcome;
 pub use crate::time::Limits;
 use crate::time::{IterationFacts, Limiter};
-use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
+use crate::tt::{Bound, PackedMove, TtEntry};
 use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
 use frame::Stack;
 use history::History;
 use params::*;
 use played::PlayedLines;
 use root::{RootMove, RootMoves};
-use skill::StrengthLimit;
 
 /// How often (in nodes) the clock is read; the stop flag is read at every node.
 const CLOCK_CHECK_INTERVAL: u64 = 1024;
@@ -48,6 +47,7 @@ const HELPER_YIELD_INTERVAL: u64 = 256;
 /// each one as it starts on it (`info currmove`): a GUI shows it in a long analysis, and
 /// short searches (bullet games, datagen) print no such lines.
 const CURRMOVE_AFTER: Duration = Duration::from_secs(3);
+pub use job::{Counters, SearchJob};
 pub use stats::Stats;
 
 /// Switches for the parts of the search that the invariant tests turn off. Everything is on
@@ -172,40 +172,20 @@ pub fn uci_score(score: i32) -> Result<i32, i32> {
     }
 }
 
-/// A search thread's state: its histories, PV table and counters.
+/// A search thread's state: what lives across searches (histories, correction, the
+/// network's accumulators, the random picks), the search it is given and what that search
+/// computes as it runs.
 pub struct Searcher {
-    pub tt: Arc<TranspositionTable>,
-    /// This thread's node count, published every few hundred microseconds so the main
-    /// thread can report the sum over all threads.
-    pub node_counter: Arc<AtomicU64>,
     /// Lazy SMP: helper threads with an odd id start one iteration deeper, so the threads
     /// do not all search the same depth at the same time.
-    pub helper_id: usize,
-    /// Whether `iterative_deepening` starts a new table generation. A thread pool starts it once for
-    /// all its threads: a helper that the scheduler starts late would otherwise age the
-    /// entries the others stored in this very search, making them the first victims.
-    pub ages_table: bool,
-    pub config: SearchConfig,
+    helper_id: usize,
+    /// What the current (or no) search is given.
+    job: SearchJob,
     pub stats: Stats,
-    /// How many best root moves to search and report (MultiPV); line 1 is the one played.
-    pub multipv: usize,
-    /// Syzygy tables and probing options for the next search.
-    pub tablebases: Tablebases,
-    /// The network that evaluates positions; `None` for the hand-crafted evaluation.
-    pub network: Option<Arc<Network>>,
-    /// First-layer sums along the current line, for `network`.
+    /// First-layer sums along the current line, for the job's network.
     accumulators: AccumulatorStack,
-    /// `UCI_LimitStrength`: play weaker by a node budget and a random pick among the best
-    /// few root moves.
-    pub strength: Option<StrengthLimit>,
     rng: StdRng,
-    /// This thread's tablebase hits, published with `node_counter`.
-    pub tb_hit_counter: Arc<AtomicU64>,
     tb_hits: u64,
-    /// Told, once the search has run for `CURRMOVE_AFTER`, of the root move it searches
-    /// and then of each one as it starts on it; `None` (helpers, bench, datagen) tells
-    /// nobody.
-    pub on_root_move: Option<Box<dyn FnMut(CurrentMove) + Send>>,
     /// Whether `on_root_move` is told of root moves yet. The clock is read for it with the
     /// limits, every `CLOCK_CHECK_INTERVAL` nodes: the first move of an iteration can take
     /// half of it, so waiting for the next root move could leave the first second or more
@@ -218,13 +198,6 @@ pub struct Searcher {
     played: PlayedLines,
     history: History,
     correction: CorrectionHistory,
-    /// The stop and ponder flags this search obeys: the job's for the main thread, the
-    /// helpers' own for a helper (raised when the main thread has decided).
-    flags: Arc<StopFlags>,
-    /// A helper also obeys the job's flags, which the UCI thread raises:
-    /// after `stop` it then yields the core at once instead of searching on until the main
-    /// thread has unwound and told it to stop.
-    pub job_flags: Option<Arc<StopFlags>>,
     /// Every limit the search obeys besides the stop flags.
     limits: Limiter,
     /// When the search started (for `info time` and nps).
@@ -264,32 +237,32 @@ fn strength_seed() -> u64 {
         })
 }
 
+impl Default for Searcher {
+    fn default() -> Self {
+        Searcher::new()
+    }
+}
+
 impl Searcher {
-    pub fn new(tt: Arc<TranspositionTable>, flags: Arc<StopFlags>) -> Searcher {
+    pub fn new() -> Searcher {
+        Searcher::helper(0)
+    }
+
+    /// Lazy SMP helper number `id` (the main thread is 0).
+    pub fn helper(id: usize) -> Searcher {
         Searcher {
-            tt,
-            node_counter: Arc::new(AtomicU64::new(0)),
-            helper_id: 0,
-            ages_table: true,
-            config: SearchConfig::default(),
+            helper_id: id,
+            job: SearchJob::none(),
             stats: Stats::default(),
-            multipv: 1,
-            tablebases: Tablebases::default(),
-            network: None,
             accumulators: AccumulatorStack::new(),
-            strength: None,
             rng: StdRng::seed_from_u64(strength_seed()),
-            tb_hit_counter: Arc::new(AtomicU64::new(0)),
             tb_hits: 0,
-            on_root_move: None,
             announcing: false,
             root_depth: 0,
             current_root_move: None,
             played: PlayedLines::default(),
             history: History::default(),
             correction: CorrectionHistory::default(),
-            flags,
-            job_flags: None,
             limits: Limiter::default(),
             start: Instant::now(),
             nodes: 0,
@@ -304,11 +277,6 @@ impl Searcher {
         }
     }
 
-    /// The stop and ponder flags the next search obeys (helpers get fresh ones per search).
-    pub fn set_flags(&mut self, flags: Arc<StopFlags>) {
-        self.flags = flags;
-    }
-
     /// Forget everything learnt about earlier games (`ucinewgame`).
     pub fn clear(&mut self) {
         self.history.clear();
@@ -319,16 +287,16 @@ impl Searcher {
         self.nodes
     }
 
-    /// Searches `pos` within `limits`, calling `report` after every iteration. The result is
+    /// Searches `pos` as `job` says, calling `report` after every iteration. The result is
     /// the last completed iteration's; an iteration cut off by time or `stop` is discarded.
     /// The result's `final_lines` are the lines played with the search's totals.
     pub fn iterative_deepening(
         &mut self,
         pos: &mut Position,
-        limits: Limits,
+        job: SearchJob,
         report: &mut dyn FnMut(&Iteration),
     ) -> SearchResult {
-        self.start_search(pos, limits);
+        self.start_search(pos, job);
         let mut result = SearchResult {
             best_move: self.root_moves.first().map(|r| r.mv),
             ..SearchResult::default()
@@ -340,6 +308,7 @@ impl Searcher {
             report(&line);
             result.final_lines = vec![line];
             result.final_lines_shown = true;
+            self.job = SearchJob::none();
             return result;
         }
         let (first_depth, max_depth) = self.depths();
@@ -391,7 +360,7 @@ impl Searcher {
                 break;
             };
             self.show_lines(found, lines, &mut result, report);
-            if self.strength.is_some() && found == lines {
+            if self.job.strength.is_some() && found == lines {
                 finished = Some((depth, self.root_moves[..lines].to_vec()));
             }
             self.pv_index = 0;
@@ -409,10 +378,12 @@ impl Searcher {
                 // The line actually played goes out last, so the GUI's PV matches `bestmove`.
                 let pv = result.pv.clone();
                 let line = self.iteration(depth, result.score, Bound::Exact, pv);
-                self.played.not_shown(line, self.multipv.min(lines.len()));
+                self.played
+                    .not_shown(line, self.job.multipv.min(lines.len()));
             }
         }
         self.finish_search(pos, &mut result);
+        self.job = SearchJob::none();
         result
     }
 
@@ -420,7 +391,7 @@ impl Searcher {
     /// start one iteration deeper.
     fn depths(&self) -> (i32, i32) {
         let max_depth = self.limits.max_depth(MAX_DEPTH);
-        if self.config.iterative_deepening {
+        if self.job.config.iterative_deepening {
             ((1 + (self.helper_id % 2) as i32).min(max_depth), max_depth)
         } else {
             (max_depth, max_depth)
@@ -431,9 +402,9 @@ impl Searcher {
     /// the first moves of lines 1..k-1. A limited strength picks among the best few moves,
     /// so it searches them all.
     fn lines_to_search(&self) -> usize {
-        let lines = match self.strength {
-            Some(strength) => self.multipv.max(strength.candidate_lines()),
-            None => self.multipv,
+        let lines = match self.job.strength {
+            Some(strength) => self.job.multipv.max(strength.candidate_lines()),
+            None => self.job.multipv,
         };
         lines.clamp(1, self.root_moves.len())
     }
@@ -441,11 +412,13 @@ impl Searcher {
     /// Resets the counters, the clock and the killers, starts a table generation and finds
     /// the root moves: all legal ones, or those of `searchmoves`, or those the tablebases
     /// keep.
-    fn start_search(&mut self, pos: &mut Position, limits: Limits) {
+    fn start_search(&mut self, pos: &mut Position, job: SearchJob) {
         self.start = Instant::now();
-        self.limits = limits.start(self.strength.map(|s| s.node_budget()));
-        self.node_counter.store(0, Ordering::Relaxed);
-        self.tb_hit_counter.store(0, Ordering::Relaxed);
+        self.job = job;
+        let limits = &self.job.limits;
+        self.limits = limits.start(self.job.strength.map(|s| s.node_budget()));
+        self.job.counters.nodes.store(0, Ordering::Relaxed);
+        self.job.counters.tb_hits.store(0, Ordering::Relaxed);
         self.nodes = 0;
         self.tb_hits = 0;
         self.pv_index = 0;
@@ -457,10 +430,10 @@ impl Searcher {
         self.null_move_min_ply = 0;
         self.played = PlayedLines::default();
         self.stack.forget_killers();
-        if self.ages_table {
-            self.tt.new_search();
+        if self.job.ages_table {
+            self.job.tt.new_search();
         }
-        if let Some(network) = &self.network {
+        if let Some(network) = &self.job.network {
             self.accumulators
                 .reset(network, pos.board().board(), pos.key());
         }
@@ -469,7 +442,9 @@ impl Searcher {
         let mut moves: Vec<Move> = legal
             .iter()
             .copied()
-            .filter(|m| limits.search_moves.is_empty() || limits.search_moves.contains(m))
+            .filter(|m| {
+                self.job.limits.search_moves.is_empty() || self.job.limits.search_moves.contains(m)
+            })
             .collect();
         if moves.is_empty() {
             moves = legal.to_vec();
@@ -477,7 +452,7 @@ impl Searcher {
         // In the tablebases, only the moves that keep the root's outcome are searched
         // (winning ones by distance to zeroing, shortest first), so a won ending is never
         // drawn by the fifty-move rule and a drawn one never lost.
-        if let Some(ranking) = self.tablebases.rank_root_moves(pos.board(), &moves) {
+        if let Some(ranking) = self.job.tablebases.rank_root_moves(pos.board(), &moves) {
             self.tb_hits += moves.len() as u64;
             moves = ranking.moves;
             // The value its best move leads to, one ply from the root.
@@ -495,14 +470,17 @@ impl Searcher {
                 result.score = tb_score;
             }
         }
-        let (nodes, elapsed, hashfull) = (self.nodes, self.elapsed(), self.tt.hashfull());
+        let (nodes, elapsed, hashfull) = (self.nodes, self.elapsed(), self.job.tt.hashfull());
         result.final_lines = self
             .played
             .with_totals(nodes, elapsed, self.tb_hits, hashfull);
         result.final_lines_shown = self.played.shown_last(nodes);
         self.stats.nodes = self.nodes;
-        self.node_counter.store(self.nodes, Ordering::Relaxed);
-        self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
+        self.job.counters.nodes.store(self.nodes, Ordering::Relaxed);
+        self.job
+            .counters
+            .tb_hits
+            .store(self.tb_hits, Ordering::Relaxed);
     }
 
     /// After an iteration that found `found` of its `lines` lines: shows them. At full
@@ -517,7 +495,7 @@ impl Searcher {
         result: &mut SearchResult,
         report: &mut dyn FnMut(&Iteration),
     ) {
-        let shown = if self.strength.is_none() {
+        let shown = if self.job.strength.is_none() {
             self.root_moves.sort_lines(found);
             let best = &self.root_moves[0];
             if let Some(line) = best
@@ -532,7 +510,7 @@ impl Searcher {
             }
             found
         } else if found == lines {
-            lines.min(self.multipv)
+            lines.min(self.job.multipv)
         } else {
             0
         };
@@ -545,7 +523,7 @@ impl Searcher {
         }
         if !shown.is_empty() {
             self.played
-                .shown(shown, self.nodes, self.multipv.min(lines));
+                .shown(shown, self.nodes, self.job.multipv.min(lines));
         }
     }
 
@@ -564,7 +542,7 @@ impl Searcher {
     /// deeper, unfinished iteration's best line is dropped. True when the move played is
     /// not the first line shown, so it needs a line of its own.
     fn weaken(&mut self, result: &mut SearchResult, lines: &[RootMove]) -> bool {
-        let Some(strength) = self.strength else {
+        let Some(strength) = self.job.strength else {
             return false;
         };
         let candidates: Vec<(Move, i32)> = lines.iter().map(|r| (r.mv, r.score)).collect();
@@ -581,7 +559,7 @@ impl Searcher {
     /// MultiPV lines past the user's `MultiPV` are searched only for `UCI_LimitStrength`
     /// and not shown.
     fn shows_line(&self) -> bool {
-        self.pv_index < self.multipv
+        self.pv_index < self.job.multipv
     }
 
     /// Fail-high/low lines: not for a weakened search, which shows only finished iterations,
@@ -589,7 +567,7 @@ impl Searcher {
     /// bound line would show as an exact line without its PV).
     fn shows_bound_line(&self) -> bool {
         let tablebase_line = self.root_tb_score.is_some() && self.pv_index == 0;
-        self.shows_line() && self.strength.is_none() && !tablebase_line
+        self.shows_line() && self.job.strength.is_none() && !tablebase_line
     }
 
     /// Runs one iteration with a window around the previous score, widening on failure.
@@ -601,8 +579,9 @@ impl Searcher {
         report: &mut dyn FnMut(&Iteration),
     ) -> i32 {
         let mut window = ASPIRATION_INITIAL_WINDOW.get();
-        let use_window =
-            self.config.aspiration && depth >= ASPIRATION_MIN_DEPTH && previous.abs() < MATE_BOUND;
+        let use_window = self.job.config.aspiration
+            && depth >= ASPIRATION_MIN_DEPTH
+            && previous.abs() < MATE_BOUND;
         let (mut alpha, mut beta) = if use_window {
             (previous - window, previous + window)
         } else {
@@ -637,7 +616,7 @@ impl Searcher {
 
     /// After an iteration: whether the search ends, as its limits say.
     fn should_stop_deepening(&mut self, it: &IterationFacts) -> bool {
-        let pondering = self.flags.pondering.load(Ordering::Relaxed);
+        let pondering = self.job.flags.pondering.load(Ordering::Relaxed);
         self.limits.stop_after(it, self.nodes, pondering)
     }
 
@@ -651,7 +630,7 @@ impl Searcher {
         };
         self.current_root_move = Some(current);
         if self.announcing {
-            if let Some(tell) = self.on_root_move.as_mut() {
+            if let Some(tell) = self.job.on_root_move.as_mut() {
                 tell(current);
             }
         }
@@ -663,7 +642,9 @@ impl Searcher {
             return;
         }
         self.announcing = true;
-        if let (Some(tell), Some(current)) = (self.on_root_move.as_mut(), self.current_root_move) {
+        if let (Some(tell), Some(current)) =
+            (self.job.on_root_move.as_mut(), self.current_root_move)
+        {
             tell(current);
         }
     }
@@ -682,7 +663,7 @@ impl Searcher {
             bound,
             nodes: self.nodes,
             elapsed: self.elapsed(),
-            hashfull: self.tt.hashfull(),
+            hashfull: self.job.tt.hashfull(),
             tbhits: self.tb_hits,
             pv,
         }
@@ -712,7 +693,12 @@ impl Searcher {
                 .get(1)
                 .copied()
                 .filter(|m| legal.contains(m))
-                .or_else(|| self.tt.probe(pos.key()).and_then(|e| e.mv.find_in(&legal)))
+                .or_else(|| {
+                    self.job
+                        .tt
+                        .probe(pos.key())
+                        .and_then(|e| e.mv.find_in(&legal))
+                })
         };
         pos.unmake_move();
         reply
@@ -731,8 +717,9 @@ impl Searcher {
         if self.in_first_iteration {
             return false;
         }
-        if self.flags.stop.load(Ordering::Relaxed)
+        if self.job.flags.stop.load(Ordering::Relaxed)
             || self
+                .job
                 .job_flags
                 .as_ref()
                 .is_some_and(|c| c.stop.load(Ordering::Relaxed))
@@ -748,14 +735,17 @@ impl Searcher {
             return true;
         }
         if self.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
-            self.node_counter.store(self.nodes, Ordering::Relaxed);
-            self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
-            if !self.announcing && self.on_root_move.is_some() {
+            self.job.counters.nodes.store(self.nodes, Ordering::Relaxed);
+            self.job
+                .counters
+                .tb_hits
+                .store(self.tb_hits, Ordering::Relaxed);
+            if !self.announcing && self.job.on_root_move.is_some() {
                 self.start_announcing_in_time();
             }
             if self
                 .limits
-                .past_time_limit(self.flags.pondering.load(Ordering::Relaxed))
+                .past_time_limit(self.job.flags.pondering.load(Ordering::Relaxed))
             {
                 self.stopped = true;
                 return true;
@@ -780,7 +770,7 @@ impl Searcher {
     /// move: the network's when there is one, else the hand-crafted one.
     #[inline]
     fn evaluate(&mut self, pos: &Position, ply: usize) -> i32 {
-        match &self.network {
+        match &self.job.network {
             Some(network) => self.accumulators.evaluate(network, pos, ply),
             None => crate::eval::evaluate(pos.board()),
         }
@@ -791,7 +781,7 @@ impl Searcher {
     /// so any load the parent's prefetch has not finished overlaps it.
     #[inline]
     fn read_correction(&self, pos: &Position) -> Option<(CorrectionKeys, i32)> {
-        if !self.config.selective {
+        if !self.job.config.selective {
             return None;
         }
         let keys = CorrectionKeys::of(pos, CorrectionTables::ALL);
@@ -802,8 +792,8 @@ impl Searcher {
     /// correction entries the child will read, so the loads overlap its evaluation.
     #[inline]
     fn prefetch_entries(&self, pos: &Position) {
-        self.tt.prefetch(pos.key());
-        if self.config.selective {
+        self.job.tt.prefetch(pos.key());
+        if self.job.config.selective {
             let keys = CorrectionKeys::of(pos, CorrectionTables::ALL);
             self.correction.prefetch(pos.turn(), &keys);
         }
@@ -842,7 +832,7 @@ impl Searcher {
         mv: Option<Move>,
         static_eval: i32,
     ) {
-        self.tt.store(
+        self.job.tt.store(
             key,
             TtEntry {
                 mv: mv.map_or(PackedMove::NONE, PackedMove::from_move),
@@ -895,7 +885,10 @@ pub fn score_from_tt(score: i16, ply: usize) -> i32 {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::tt::TranspositionTable;
 
     #[test]
     fn mate_scores_convert_to_moves() {
@@ -919,13 +912,14 @@ mod tests {
     fn fresh_search(limits: Limits) -> (SearchResult, u64, Vec<Finished>) {
         let mut pos = Position::from_fen(NODE_LIMIT_FEN, false).unwrap();
         let tt = Arc::new(TranspositionTable::new(1));
-        let mut searcher = Searcher::new(tt, Arc::new(StopFlags::default()));
+        let mut searcher = Searcher::new();
         let mut finished = Vec::new();
-        let result = searcher.iterative_deepening(&mut pos, limits, &mut |it| {
-            if it.bound == Bound::Exact && it.multipv == 1 {
-                finished.push((it.depth, it.nodes, it.pv.first().copied(), it.score));
-            }
-        });
+        let result =
+            searcher.iterative_deepening(&mut pos, SearchJob::new(tt, limits), &mut |it| {
+                if it.bound == Bound::Exact && it.multipv == 1 {
+                    finished.push((it.depth, it.nodes, it.pv.first().copied(), it.score));
+                }
+            });
         (result, searcher.nodes(), finished)
     }
 

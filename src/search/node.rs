@@ -54,7 +54,7 @@ pub fn negamax(
     // Step 2. Mate distance pruning: a mate found closer to the root already beats anything
     // this node could return, so the window shrinks to what is still achievable from here,
     // and an empty window means nothing here can matter.
-    if !is_root && s.config.refinements {
+    if !is_root && s.job.config.refinements {
         alpha = alpha.max(-MATE + ply as i32);
         beta = beta.min(MATE - ply as i32 - 1);
         if alpha >= beta {
@@ -67,14 +67,17 @@ pub fn negamax(
     // rule from version 8 to 12) to checks that keep their material: a checking piece that
     // simply hangs is usually a spite check, whose refutation needs no extra ply.
     let in_check = pos.in_check();
-    if in_check && s.config.refinements && (!s.config.selective || check_extension_pays(pos)) {
+    if in_check
+        && s.job.config.refinements
+        && (!s.job.config.selective || check_extension_pays(pos))
+    {
         depth += 1;
     }
 
     // Step 4. Horizon: quiescence resolves the captures first, as the static evaluation is
     // only to be trusted in a quiet position (the plain configuration takes it as it is).
     if depth <= 0 {
-        return if s.config.refinements {
+        return if s.job.config.refinements {
             qsearch::qsearch(s, pos, ply, alpha, beta)
         } else {
             leaf_value(s, pos, ply)
@@ -109,9 +112,9 @@ pub fn negamax(
     let key = pos.key();
     let mut tt_move = PackedMove::NONE;
     let mut tt_entry = None;
-    if s.config.use_tt && excluded.is_none() {
+    if s.job.config.use_tt && excluded.is_none() {
         s.stats.tt_probes += 1;
-        if let Some(entry) = s.tt.probe(key) {
+        if let Some(entry) = s.job.tt.probe(key) {
             s.stats.tt_hits += 1;
             tt_move = entry.mv;
             tt_entry = Some(entry);
@@ -139,14 +142,14 @@ pub fn negamax(
     // ends it, otherwise at PV nodes it limits the value the search may return.
     let mut tb_floor = -INFINITY;
     let mut tb_ceiling = INFINITY;
-    if s.tablebases.cardinality > 0
+    if s.job.tablebases.cardinality > 0
         && !is_root
         && excluded.is_none()
-        && depth >= s.tablebases.probe_depth
+        && depth >= s.job.tablebases.probe_depth
         && pos.board().halfmoves() == 0
-        && s.tablebases.covers(pos.board())
+        && s.job.tablebases.covers(pos.board())
     {
-        if let Some(outcome) = s.tablebases.probe_wdl(pos.board()) {
+        if let Some(outcome) = s.job.tablebases.probe_wdl(pos.board()) {
             s.tb_hits += 1;
             let (score, bound) = tablebase_score(outcome, ply);
             if tt_bound_cuts(bound, score, alpha, beta) {
@@ -194,7 +197,7 @@ pub fn negamax(
     let improving = !in_check && ply >= 2 && static_eval > s.stack[ply - 2].static_eval;
     // A TT bound that points past the eval is the better estimate of this node's value.
     let pruning_eval = match tt_entry {
-        Some(entry) if s.config.selective && !in_check => {
+        Some(entry) if s.job.config.selective && !in_check => {
             eval_bounded_by_tt(static_eval, score_from_tt(entry.score, ply), entry.bound)
         }
         _ => static_eval,
@@ -202,7 +205,7 @@ pub fn negamax(
 
     // Step 8. Reverse futility pruning: far enough above beta at shallow depth, the side to
     // move is very unlikely to fall below it whatever the opponent does in the few plies left.
-    if s.config.selective
+    if s.job.config.selective
         && excluded.is_none()
         && !is_pv_node
         && !in_check
@@ -217,7 +220,7 @@ pub fn negamax(
     // Step 9. Null-move pruning: if passing still keeps us above beta after a reduced
     // search, a real move almost surely does too. Unsound in zugzwang, hence no null move
     // without pieces, in check, or twice in a row, and deep cutoffs are verified.
-    if s.config.selective
+    if s.job.config.selective
         && ply >= s.null_move_min_ply
         && excluded.is_none()
         && !is_pv_node
@@ -272,20 +275,26 @@ pub fn negamax(
         previous: pos.recent_move(1).map(|m| PieceTo::of(!turn, m)),
         previous2: pos.recent_move(2).map(|m| PieceTo::of(turn, m)),
     };
-    let mut scored_moves = (is_root || !s.config.refinements).then(|| {
+    let mut scored_moves = (is_root || !s.job.config.refinements).then(|| {
         let moves = if is_root {
             s.root_moves.searched_by(s.pv_index).collect()
         } else {
             pos.legal_moves()
         };
-        let use_see = s.config.selective;
+        let use_see = s.job.config.selective;
         ScoredMoves::new(pos.board(), moves, tt_move, killers, &s.history, use_see)
     });
     let counter = s.history.counter_move(&ctx);
     // A capture as the best move known here makes the quiet moves even less likely to
     // matter: they are reduced one ply more.
     let tt_move_is_capture = !tt_move.is_none() && pos.board().them().contains(tt_move.to_square());
-    let mut picker = MovePicker::new(pos.board(), tt_move, killers, counter, s.config.selective);
+    let mut picker = MovePicker::new(
+        pos.board(),
+        tt_move,
+        killers,
+        counter,
+        s.job.config.selective,
+    );
 
     // Step 11. The moves, by principal variation search: the first (likely best) with the
     // full window, the rest with a null window that only proves them worse, which is
@@ -328,7 +337,7 @@ pub fn negamax(
         // when its own score holds beta, or the node is expected to cut anyway, another move
         // likely refutes as well, so the TT move is searched shallower (negative extension).
         let mut extension = 0;
-        if s.config.selective
+        if s.job.config.selective
             && !is_root
             && depth >= SE_MIN_DEPTH
             && excluded.is_none()
@@ -384,8 +393,10 @@ pub fn negamax(
         // horizon), quiet moves far below alpha (futility) and moves that lose material by
         // exchange (SEE: too much to win back in the plies left). Once a move mates, the
         // rest are searched in full too: a shorter mate may be among them.
-        let prune =
-            s.config.selective && !is_root && best_score > -MATE_BOUND && best_score < MATE_BOUND;
+        let prune = s.job.config.selective
+            && !is_root
+            && best_score > -MATE_BOUND
+            && best_score < MATE_BOUND;
         if prune
             && is_quiet
             && !in_check
@@ -423,7 +434,7 @@ pub fn negamax(
         }
         // A capture or promotion that wins much by exchange is never reduced (asked only of
         // the moves LMR could reduce; the exchange is judged before the move is made).
-        let noisy_lmr = s.config.selective
+        let noisy_lmr = s.job.config.selective
             && !is_quiet
             && !in_check
             && depth >= LMR_MIN_DEPTH
@@ -451,7 +462,7 @@ pub fn negamax(
             // already (stacking both there makes the bench tree about half as large again).
             let node_terms =
                 i32::from(cut_node) - i32::from(tt_pv && !is_pv_node) * LMR_TT_PV_PLIES;
-            let reduction = if s.config.selective && is_quiet && !in_check {
+            let reduction = if s.job.config.selective && is_quiet && !in_check {
                 let history = s.history.quiet_score(turn, m, &ctx);
                 let is_refutation = is_killer(killers, m) || counter == Some(m);
                 (late_move_reduction(depth, move_count, is_pv_node, gives_check)
@@ -570,7 +581,7 @@ pub fn negamax(
     // the first: that search left the best moves out. (The null-move verification, a
     // search of this node at this ply, may have rewritten the TT-PV flag.)
     s.stack[ply].tt_pv = tt_pv;
-    if s.config.use_tt && excluded.is_none() && !(is_root && s.pv_index > 0) {
+    if s.job.config.use_tt && excluded.is_none() && !(is_root && s.pv_index > 0) {
         let window = (best_score, original_alpha, beta);
         s.store_result(key, ply, depth, window, best_move, raw_eval);
     }

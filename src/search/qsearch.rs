@@ -42,8 +42,8 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     let original_alpha = alpha;
     // The TT-PV flag is only carried along here (stored as found, or set on a PV line).
     s.stack[ply].tt_pv = is_pv_node;
-    if s.config.selective {
-        if let Some(entry) = s.tt.probe(key) {
+    if s.job.config.selective {
+        if let Some(entry) = s.job.tt.probe(key) {
             let score = score_from_tt(entry.score, ply);
             let cuts = tt_bound_cuts(entry.bound, score, alpha, beta);
             if cuts && !is_pv_node {
@@ -78,14 +78,14 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         // Delta pruning: even winning the victim for free would leave us below alpha.
         // (Asked before the exchange below, which costs more and prunes the same way.)
         if !in_check
-            && s.config.selective
+            && s.job.config.selective
             && m.promotion().is_none()
             && best_score + m.capture().map_or(0, piece_value) + DELTA_MARGIN.get() <= alpha
         {
             continue;
         }
         // A capture that loses material by exchange cannot raise a stand-pat score.
-        if !in_check && s.config.selective && !see_at_least(pos.board(), m, 0) {
+        if !in_check && s.job.config.selective && !see_at_least(pos.board(), m, 0) {
             continue;
         }
         pos.make_move(m);
@@ -107,7 +107,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             }
         }
     }
-    if s.config.selective {
+    if s.job.config.selective {
         let window = (best_score, original_alpha, beta);
         s.store_result(key, ply, 0, window, best_move, raw_eval);
     }
