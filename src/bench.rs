@@ -100,10 +100,10 @@ pub fn run(depth: i32, network: Option<Arc<Network>>, out: &mut dyn FnMut(String
         let result = searcher.iterative_deepening(&mut pos, job, &mut |_| {});
         searching += search_start.elapsed();
         nodes += result.nodes;
-        total.add(&searcher.stats);
+        total.add(searcher.stats());
         total
             .iteration_nodes
-            .extend(searcher.stats.iteration_nodes.iter().copied());
+            .extend(searcher.stats().iteration_nodes.iter().copied());
         let best = result
             .best_move
             .map_or("(none)".to_string(), |m| pos.to_uci(m));

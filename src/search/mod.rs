@@ -12,6 +12,7 @@ mod played;
 mod qsearch;
 mod root;
 pub mod skill;
+mod state;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,11 +27,10 @@ use crate::nnue::AccumulatorStack;
 use crate::position::Position;
 use crate::score::*;
 use crate::syzygy::Outcome;
+use crate::time::IterationFacts;
 pub use crate::time::Limits;
-use crate::time::{IterationFacts, Limiter};
 use crate::tt::{Bound, PackedMove, TtEntry};
 use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
-use frame::Stack;
 use history::History;
 use params::*;
 use played::PlayedLines;
@@ -48,6 +48,7 @@ const HELPER_YIELD_INTERVAL: u64 = 256;
 /// short searches (bullet games, datagen) print no such lines.
 const CURRMOVE_AFTER: Duration = Duration::from_secs(3);
 pub use job::{Counters, SearchJob};
+use state::SearchState;
 pub use stats::Stats;
 
 /// Switches for the parts of the search that the invariant tests turn off. Everything is on
@@ -181,45 +182,13 @@ pub struct Searcher {
     helper_id: usize,
     /// What the current (or no) search is given.
     job: SearchJob,
-    pub stats: Stats,
+    /// What the current (or last) search has found so far.
+    state: SearchState,
     /// First-layer sums along the current line, for the job's network.
     accumulators: AccumulatorStack,
     rng: StdRng,
-    tb_hits: u64,
-    /// Whether `on_root_move` is told of root moves yet. The clock is read for it with the
-    /// limits, every `CLOCK_CHECK_INTERVAL` nodes: the first move of an iteration can take
-    /// half of it, so waiting for the next root move could leave the first second or more
-    /// after `CURRMOVE_AFTER` without a line.
-    announcing: bool,
-    /// The iteration under way and the root move it searches.
-    root_depth: i32,
-    current_root_move: Option<CurrentMove>,
-    /// The lines of the move to play as last shown, for the last `info` lines.
-    played: PlayedLines,
     history: History,
     correction: CorrectionHistory,
-    /// Every limit the search obeys besides the stop flags.
-    limits: Limiter,
-    /// When the search started (for `info time` and nps).
-    start: Instant,
-    nodes: u64,
-    seldepth: usize,
-    stopped: bool,
-    /// The first iteration always completes (it takes microseconds), so there is a move.
-    in_first_iteration: bool,
-    /// Null-move pruning only from this ply on: 0, or past every ply inside the search
-    /// that verifies a null-move cutoff (Stockfish lets null moves back in for the
-    /// verification's last quarter; here none are, and changing that is a change to test).
-    null_move_min_ply: usize,
-    /// One frame per ply of the line being searched.
-    stack: Stack,
-    /// The moves to search at the root and what this iteration found for them.
-    root_moves: RootMoves,
-    /// MultiPV: the line being searched (0 = best); it searches `root_moves[pv_index..]`.
-    pv_index: usize,
-    /// The tablebase value of the root, shown instead of the search score unless the
-    /// search finds a mate.
-    root_tb_score: Option<i32>,
 }
 
 /// The seed of the `UCI_LimitStrength` pick: the clock, so that a weakened engine's games
@@ -253,27 +222,11 @@ impl Searcher {
         Searcher {
             helper_id: id,
             job: SearchJob::none(),
-            stats: Stats::default(),
+            state: SearchState::new(),
             accumulators: AccumulatorStack::new(),
             rng: StdRng::seed_from_u64(strength_seed()),
-            tb_hits: 0,
-            announcing: false,
-            root_depth: 0,
-            current_root_move: None,
-            played: PlayedLines::default(),
             history: History::default(),
             correction: CorrectionHistory::default(),
-            limits: Limiter::default(),
-            start: Instant::now(),
-            nodes: 0,
-            seldepth: 0,
-            stopped: false,
-            in_first_iteration: true,
-            null_move_min_ply: 0,
-            stack: Stack::default(),
-            root_moves: RootMoves::default(),
-            pv_index: 0,
-            root_tb_score: None,
         }
     }
 
@@ -283,8 +236,13 @@ impl Searcher {
         self.correction.clear();
     }
 
+    /// The last search's statistics.
+    pub fn stats(&self) -> &Stats {
+        &self.state.stats
+    }
+
     pub fn nodes(&self) -> u64 {
-        self.nodes
+        self.state.nodes
     }
 
     /// Searches `pos` as `job` says, calling `report` after every iteration. The result is
@@ -298,10 +256,10 @@ impl Searcher {
     ) -> SearchResult {
         self.start_search(pos, job);
         let mut result = SearchResult {
-            best_move: self.root_moves.first().map(|r| r.mv),
+            best_move: self.state.root_moves.first().map(|r| r.mv),
             ..SearchResult::default()
         };
-        if self.root_moves.is_empty() {
+        if self.state.root_moves.is_empty() {
             // Mate or stalemate: one info line with the score, so a GUI can show it.
             result.score = if pos.in_check() { -MATE } else { DRAW };
             let line = self.iteration(0, result.score, Bound::Exact, Vec::new());
@@ -319,15 +277,15 @@ impl Searcher {
         // all, with that iteration's depth.
         let mut finished: Option<(i32, Vec<RootMove>)> = None;
         for depth in first_depth..=max_depth {
-            let (iteration_start, nodes_before) = (Instant::now(), self.nodes);
+            let (iteration_start, nodes_before) = (Instant::now(), self.state.nodes);
             self.start_iteration(depth, first_depth);
             let mut facts = None;
             let mut found = 0;
             while found < lines {
-                self.pv_index = found;
-                self.stack[0].pv_len = 0;
+                self.state.pv_index = found;
+                self.state.stack[0].pv_len = 0;
                 line_scores[found] = self.aspiration(pos, depth, line_scores[found], report);
-                if self.stopped || self.stack[0].pv_len == 0 {
+                if self.state.stopped || self.state.stack[0].pv_len == 0 {
                     // Cut off, or every root move was (cannot happen with a full window,
                     // but a move must always be returned).
                     break;
@@ -338,22 +296,22 @@ impl Searcher {
                         depth,
                         new_best_move: pv.first() != result.best_move.as_ref(),
                         score,
-                        best_move_node_share: self.root_moves.node_share(pv[0]),
+                        best_move_node_share: self.state.root_moves.node_share(pv[0]),
                         duration: Duration::ZERO,
-                        single_root_move: self.root_moves.len() == 1,
+                        single_root_move: self.state.root_moves.len() == 1,
                     });
                     result = SearchResult {
                         best_move: pv.first().copied(),
                         ponder_move: pv.get(1).copied(),
                         score,
                         depth,
-                        nodes: self.nodes,
+                        nodes: self.state.nodes,
                         pv: pv.clone(),
                         ..SearchResult::default()
                     };
                 }
                 let line = self.iteration(depth, score, Bound::Exact, pv);
-                self.root_moves.found_line(found, score, line);
+                self.state.root_moves.found_line(found, score, line);
                 found += 1;
             }
             let Some(mut facts) = facts else {
@@ -361,14 +319,15 @@ impl Searcher {
             };
             self.show_lines(found, lines, &mut result, report);
             if self.job.strength.is_some() && found == lines {
-                finished = Some((depth, self.root_moves[..lines].to_vec()));
+                finished = Some((depth, self.state.root_moves[..lines].to_vec()));
             }
-            self.pv_index = 0;
-            self.stats
+            self.state.pv_index = 0;
+            self.state
+                .stats
                 .iteration_nodes
-                .push((depth, self.nodes - nodes_before));
+                .push((depth, self.state.nodes - nodes_before));
             facts.duration = iteration_start.elapsed();
-            if self.stopped || self.should_stop_deepening(&facts) {
+            if self.state.stopped || self.should_stop_deepening(&facts) {
                 break;
             }
         }
@@ -378,7 +337,8 @@ impl Searcher {
                 // The line actually played goes out last, so the GUI's PV matches `bestmove`.
                 let pv = result.pv.clone();
                 let line = self.iteration(depth, result.score, Bound::Exact, pv);
-                self.played
+                self.state
+                    .played
                     .not_shown(line, self.job.multipv.min(lines.len()));
             }
         }
@@ -390,7 +350,7 @@ impl Searcher {
     /// The first and the last iteration's depth. Lazy SMP: helper threads with an odd id
     /// start one iteration deeper.
     fn depths(&self) -> (i32, i32) {
-        let max_depth = self.limits.max_depth(MAX_DEPTH);
+        let max_depth = self.state.limits.max_depth(MAX_DEPTH);
         if self.job.config.iterative_deepening {
             ((1 + (self.helper_id % 2) as i32).min(max_depth), max_depth)
         } else {
@@ -406,30 +366,30 @@ impl Searcher {
             Some(strength) => self.job.multipv.max(strength.candidate_lines()),
             None => self.job.multipv,
         };
-        lines.clamp(1, self.root_moves.len())
+        lines.clamp(1, self.state.root_moves.len())
     }
 
     /// Resets the counters, the clock and the killers, starts a table generation and finds
     /// the root moves: all legal ones, or those of `searchmoves`, or those the tablebases
     /// keep.
     fn start_search(&mut self, pos: &mut Position, job: SearchJob) {
-        self.start = Instant::now();
+        self.state.start = Instant::now();
         self.job = job;
         let limits = &self.job.limits;
-        self.limits = limits.start(self.job.strength.map(|s| s.node_budget()));
+        self.state.limits = limits.start(self.job.strength.map(|s| s.node_budget()));
         self.job.counters.nodes.store(0, Ordering::Relaxed);
         self.job.counters.tb_hits.store(0, Ordering::Relaxed);
-        self.nodes = 0;
-        self.tb_hits = 0;
-        self.pv_index = 0;
-        self.root_tb_score = None;
-        self.stats = Stats::default();
-        self.stopped = false;
-        self.announcing = false;
-        self.current_root_move = None;
-        self.null_move_min_ply = 0;
-        self.played = PlayedLines::default();
-        self.stack.forget_killers();
+        self.state.nodes = 0;
+        self.state.tb_hits = 0;
+        self.state.pv_index = 0;
+        self.state.root_tb_score = None;
+        self.state.stats = Stats::default();
+        self.state.stopped = false;
+        self.state.announcing = false;
+        self.state.current_root_move = None;
+        self.state.null_move_min_ply = 0;
+        self.state.played = PlayedLines::default();
+        self.state.stack.forget_killers();
         if self.job.ages_table {
             self.job.tt.new_search();
         }
@@ -453,34 +413,38 @@ impl Searcher {
         // (winning ones by distance to zeroing, shortest first), so a won ending is never
         // drawn by the fifty-move rule and a drawn one never lost.
         if let Some(ranking) = self.job.tablebases.rank_root_moves(pos.board(), &moves) {
-            self.tb_hits += moves.len() as u64;
+            self.state.tb_hits += moves.len() as u64;
             moves = ranking.moves;
             // The value its best move leads to, one ply from the root.
-            self.root_tb_score = Some(tablebase_score(ranking.outcome, 1).0);
+            self.state.root_tb_score = Some(tablebase_score(ranking.outcome, 1).0);
         }
-        self.root_moves = RootMoves::new(&moves);
+        self.state.root_moves = RootMoves::new(&moves);
     }
 
     /// The move to ponder on, a tablebase root's value, the lines played with the search's
     /// totals; the counters published.
     fn finish_search(&mut self, pos: &mut Position, result: &mut SearchResult) {
         result.ponder_move = self.ponder_move(pos, result);
-        if let Some(tb_score) = self.root_tb_score {
+        if let Some(tb_score) = self.state.root_tb_score {
             if result.score.abs() < MATE_BOUND {
                 result.score = tb_score;
             }
         }
-        let (nodes, elapsed, hashfull) = (self.nodes, self.elapsed(), self.job.tt.hashfull());
-        result.final_lines = self
-            .played
-            .with_totals(nodes, elapsed, self.tb_hits, hashfull);
-        result.final_lines_shown = self.played.shown_last(nodes);
-        self.stats.nodes = self.nodes;
-        self.job.counters.nodes.store(self.nodes, Ordering::Relaxed);
+        let (nodes, elapsed, hashfull) = (self.state.nodes, self.elapsed(), self.job.tt.hashfull());
+        result.final_lines =
+            self.state
+                .played
+                .with_totals(nodes, elapsed, self.state.tb_hits, hashfull);
+        result.final_lines_shown = self.state.played.shown_last(nodes);
+        self.state.stats.nodes = self.state.nodes;
+        self.job
+            .counters
+            .nodes
+            .store(self.state.nodes, Ordering::Relaxed);
         self.job
             .counters
             .tb_hits
-            .store(self.tb_hits, Ordering::Relaxed);
+            .store(self.state.tb_hits, Ordering::Relaxed);
     }
 
     /// After an iteration that found `found` of its `lines` lines: shows them. At full
@@ -496,8 +460,8 @@ impl Searcher {
         report: &mut dyn FnMut(&Iteration),
     ) {
         let shown = if self.job.strength.is_none() {
-            self.root_moves.sort_lines(found);
-            let best = &self.root_moves[0];
+            self.state.root_moves.sort_lines(found);
+            let best = &self.state.root_moves[0];
             if let Some(line) = best
                 .line
                 .as_ref()
@@ -514,7 +478,7 @@ impl Searcher {
         } else {
             0
         };
-        let shown: Vec<Iteration> = self.root_moves[..shown]
+        let shown: Vec<Iteration> = self.state.root_moves[..shown]
             .iter()
             .filter_map(|r| r.line.clone())
             .collect();
@@ -522,19 +486,20 @@ impl Searcher {
             report(line);
         }
         if !shown.is_empty() {
-            self.played
-                .shown(shown, self.nodes, self.job.multipv.min(lines));
+            self.state
+                .played
+                .shown(shown, self.state.nodes, self.job.multipv.min(lines));
         }
     }
 
     /// Before an iteration: the root moves back in their order, the iteration's counters
     /// reset.
     fn start_iteration(&mut self, depth: i32, first_depth: i32) {
-        self.seldepth = 0;
-        self.in_first_iteration = depth == first_depth;
-        self.root_moves.start_iteration();
-        self.root_depth = depth;
-        self.current_root_move = None;
+        self.state.seldepth = 0;
+        self.state.in_first_iteration = depth == first_depth;
+        self.state.root_moves.start_iteration();
+        self.state.root_depth = depth;
+        self.state.current_root_move = None;
     }
 
     /// `UCI_LimitStrength`: replaces the best move by a near-best one chosen at random.
@@ -559,14 +524,14 @@ impl Searcher {
     /// MultiPV lines past the user's `MultiPV` are searched only for `UCI_LimitStrength`
     /// and not shown.
     fn shows_line(&self) -> bool {
-        self.pv_index < self.job.multipv
+        self.state.pv_index < self.job.multipv
     }
 
     /// Fail-high/low lines: not for a weakened search, which shows only finished iterations,
     /// nor for line 1 at a tablebase root, which shows the tablebase value as exact (a
     /// bound line would show as an exact line without its PV).
     fn shows_bound_line(&self) -> bool {
-        let tablebase_line = self.root_tb_score.is_some() && self.pv_index == 0;
+        let tablebase_line = self.state.root_tb_score.is_some() && self.state.pv_index == 0;
         self.shows_line() && self.job.strength.is_none() && !tablebase_line
     }
 
@@ -589,7 +554,7 @@ impl Searcher {
         };
         loop {
             let score = node::negamax(self, pos, depth, 0, alpha, beta, false);
-            if self.stopped {
+            if self.state.stopped {
                 return score;
             }
             if score <= alpha && alpha > -INFINITY {
@@ -617,19 +582,21 @@ impl Searcher {
     /// After an iteration: whether the search ends, as its limits say.
     fn should_stop_deepening(&mut self, it: &IterationFacts) -> bool {
         let pondering = self.job.flags.pondering.load(Ordering::Relaxed);
-        self.limits.stop_after(it, self.nodes, pondering)
+        self.state
+            .limits
+            .stop_after(it, self.state.nodes, pondering)
     }
 
     /// The search starts on root move `m`, the `move_count`th of this MultiPV line.
     #[inline]
     fn start_root_move(&mut self, m: Move, move_count: usize) {
         let current = CurrentMove {
-            depth: self.root_depth,
+            depth: self.state.root_depth,
             mv: m,
-            number: move_count + self.pv_index,
+            number: move_count + self.state.pv_index,
         };
-        self.current_root_move = Some(current);
-        if self.announcing {
+        self.state.current_root_move = Some(current);
+        if self.state.announcing {
             if let Some(tell) = self.job.on_root_move.as_mut() {
                 tell(current);
             }
@@ -638,12 +605,12 @@ impl Searcher {
 
     /// From `CURRMOVE_AFTER` on, root moves are announced, starting with the one searched.
     fn start_announcing_in_time(&mut self) {
-        if self.start.elapsed() < CURRMOVE_AFTER {
+        if self.state.start.elapsed() < CURRMOVE_AFTER {
             return;
         }
-        self.announcing = true;
+        self.state.announcing = true;
         if let (Some(tell), Some(current)) =
-            (self.job.on_root_move.as_mut(), self.current_root_move)
+            (self.job.on_root_move.as_mut(), self.state.current_root_move)
         {
             tell(current);
         }
@@ -651,26 +618,26 @@ impl Searcher {
 
     fn iteration(&self, depth: i32, score: i32, bound: Bound, pv: Vec<Move>) -> Iteration {
         // A tablebase root shows the tablebase value, unless the search has found a mate.
-        let (score, bound) = match self.root_tb_score {
-            Some(tb) if self.pv_index == 0 && score.abs() < MATE_BOUND => (tb, Bound::Exact),
+        let (score, bound) = match self.state.root_tb_score {
+            Some(tb) if self.state.pv_index == 0 && score.abs() < MATE_BOUND => (tb, Bound::Exact),
             _ => (score, bound),
         };
         Iteration {
-            multipv: self.pv_index + 1,
+            multipv: self.state.pv_index + 1,
             depth,
-            seldepth: self.seldepth.max(depth as usize),
+            seldepth: self.state.seldepth.max(depth as usize),
             score,
             bound,
-            nodes: self.nodes,
+            nodes: self.state.nodes,
             elapsed: self.elapsed(),
             hashfull: self.job.tt.hashfull(),
-            tbhits: self.tb_hits,
+            tbhits: self.state.tb_hits,
             pv,
         }
     }
 
     fn root_pv(&self) -> Vec<Move> {
-        let root = &self.stack[0];
+        let root = &self.state.stack[0];
         root.pv[..root.pv_len].iter().flatten().copied().collect()
     }
 
@@ -705,16 +672,16 @@ impl Searcher {
     }
 
     pub fn elapsed(&self) -> Duration {
-        self.start.elapsed()
+        self.state.start.elapsed()
     }
 
     /// Called at every node: true once the search must unwind.
     #[inline]
     fn should_abort(&mut self) -> bool {
-        if self.stopped {
+        if self.state.stopped {
             return true;
         }
-        if self.in_first_iteration {
+        if self.state.in_first_iteration {
             return false;
         }
         if self.job.flags.stop.load(Ordering::Relaxed)
@@ -724,30 +691,34 @@ impl Searcher {
                 .as_ref()
                 .is_some_and(|c| c.stop.load(Ordering::Relaxed))
         {
-            self.stopped = true;
+            self.state.stopped = true;
             return true;
         }
-        if self.helper_id != 0 && self.nodes.is_multiple_of(HELPER_YIELD_INTERVAL) {
+        if self.helper_id != 0 && self.state.nodes.is_multiple_of(HELPER_YIELD_INTERVAL) {
             std::thread::yield_now();
         }
-        if self.limits.past_node_limit(self.nodes) {
-            self.stopped = true;
+        if self.state.limits.past_node_limit(self.state.nodes) {
+            self.state.stopped = true;
             return true;
         }
-        if self.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
-            self.job.counters.nodes.store(self.nodes, Ordering::Relaxed);
+        if self.state.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
+            self.job
+                .counters
+                .nodes
+                .store(self.state.nodes, Ordering::Relaxed);
             self.job
                 .counters
                 .tb_hits
-                .store(self.tb_hits, Ordering::Relaxed);
-            if !self.announcing && self.job.on_root_move.is_some() {
+                .store(self.state.tb_hits, Ordering::Relaxed);
+            if !self.state.announcing && self.job.on_root_move.is_some() {
                 self.start_announcing_in_time();
             }
             if self
+                .state
                 .limits
                 .past_time_limit(self.job.flags.pondering.load(Ordering::Relaxed))
             {
-                self.stopped = true;
+                self.state.stopped = true;
                 return true;
             }
         }
@@ -840,7 +811,7 @@ impl Searcher {
                 eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
                 depth: depth.clamp(0, i32::from(u8::MAX)) as u8,
                 bound,
-                is_pv: self.stack[ply].tt_pv,
+                is_pv: self.state.stack[ply].tt_pv,
             },
         );
     }

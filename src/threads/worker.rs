@@ -167,7 +167,7 @@ impl Worker {
         let mode = position.castling_mode();
         let result = self.run_search(&mut position, limits, infinite, setup);
         if debug {
-            (self.output)(Report::Note(&self.searcher.stats.summary()));
+            (self.output)(Report::Note(&self.searcher.stats().summary()));
         }
         // The last word before the move, whatever ended the search, unless it has just
         // been said.
