@@ -15,7 +15,7 @@ use basalt::position::Position;
 use basalt::search::correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
 use basalt::search::history::{Context, History};
 use basalt::search::movepick::MovePicker;
-use basalt::search::{Limits, Searcher, StopFlags};
+use basalt::search::{Limits, SearchJob, Searcher};
 use basalt::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use shakmaty::{Chess, Move, Position as _};
@@ -267,24 +267,21 @@ fn search(c: &mut Criterion) {
     // same tree; they are built outside the timed part.
     let fresh = |fen: &str| {
         let tt = Arc::new(TranspositionTable::new(1));
-        (
-            Searcher::new(tt, Arc::new(StopFlags::default())),
-            position(fen),
-        )
+        (Searcher::new(), tt, position(fen))
     };
     let mut group = c.benchmark_group("search");
     for (i, fen) in SEARCH_FENS.iter().enumerate() {
-        let (mut searcher, mut pos) = fresh(fen);
+        let (mut searcher, tt, mut pos) = fresh(fen);
         let nodes = searcher
-            .iterative_deepening(&mut pos, limits.clone(), &mut |_| {})
+            .iterative_deepening(&mut pos, SearchJob::new(tt, limits.clone()), &mut |_| {})
             .nodes;
         group.throughput(Throughput::Elements(nodes));
         group.bench_function(BenchmarkId::new("depth4", i), |b| {
             b.iter_batched(
                 || fresh(fen),
-                |(mut searcher, mut pos)| {
-                    let result =
-                        searcher.iterative_deepening(&mut pos, limits.clone(), &mut |_| {});
+                |(mut searcher, tt, mut pos)| {
+                    let job = SearchJob::new(tt, limits.clone());
+                    let result = searcher.iterative_deepening(&mut pos, job, &mut |_| {});
                     // Returned so the table is freed outside the timed part.
                     (searcher, result)
                 },

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::nnue::Network;
 use crate::position::Position;
-use crate::search::{Limits, Searcher, Stats, StopFlags};
+use crate::search::{Limits, SearchJob, Searcher, Stats};
 use crate::tt::TranspositionTable;
 
 pub const DEFAULT_BENCH_DEPTH: i32 = 12;
@@ -85,20 +85,25 @@ pub fn run(depth: i32, network: Option<Arc<Network>>, out: &mut dyn FnMut(String
     for (i, fen) in BENCH_FENS.iter().enumerate() {
         let mut pos = Position::from_fen(fen, false).expect("bench FENs are valid");
         let tt = Arc::new(TranspositionTable::new(BENCH_HASH_MB));
-        let mut searcher = Searcher::new(tt, Arc::new(StopFlags::default()));
-        searcher.network = network.clone();
-        let limits = Limits {
-            depth: Some(depth),
-            ..Limits::default()
+        let mut searcher = Searcher::new();
+        let job = SearchJob {
+            network: network.clone(),
+            ..SearchJob::new(
+                tt,
+                Limits {
+                    depth: Some(depth),
+                    ..Limits::default()
+                },
+            )
         };
         let search_start = Instant::now();
-        let result = searcher.iterative_deepening(&mut pos, limits, &mut |_| {});
+        let result = searcher.iterative_deepening(&mut pos, job, &mut |_| {});
         searching += search_start.elapsed();
         nodes += result.nodes;
-        total.add(&searcher.stats);
+        total.add(searcher.stats());
         total
             .iteration_nodes
-            .extend(searcher.stats.iteration_nodes.iter().copied());
+            .extend(searcher.stats().iteration_nodes.iter().copied());
         let best = result
             .best_move
             .map_or("(none)".to_string(), |m| pos.to_uci(m));

@@ -26,6 +26,9 @@
 
 use std::time::{Duration, Instant};
 
+use shakmaty::Move;
+
+use crate::score::{MATE, MATE_BOUND};
 use crate::tunable::tunable;
 
 /// What `go` said about the clock, in milliseconds.
@@ -287,6 +290,129 @@ impl TimeManager {
     }
 }
 
+/// What one search is asked to obey besides the `stop` flag: what `go` said. Every limit is
+/// decided here and in [`Limiter`], which holds the search to them as it runs.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    pub depth: Option<i32>,
+    /// Stop within the iteration once the search has visited this many nodes (`go nodes`,
+    /// as in Stockfish); the unfinished iteration is discarded.
+    pub hard_nodes: Option<u64>,
+    /// Start no new iteration once this many nodes are spent: the iteration in which the
+    /// budget runs out is finished, so every node of it counts (self-play data at a node
+    /// budget; `hard_nodes` caps an iteration that explodes).
+    pub soft_nodes: Option<u64>,
+    /// Stop once a mate in at most this many moves is found.
+    pub mate: Option<i32>,
+    pub time: Option<TimeLimits>,
+    /// Only these root moves are searched (empty: all).
+    pub search_moves: Vec<Move>,
+}
+
+impl Limits {
+    /// Whether the search has an end of its own: a depth, node, mate or time limit.
+    /// Without one it searches until stopped, or to `MAX_DEPTH`, which only the smallest
+    /// endings reach.
+    pub fn is_bounded(&self) -> bool {
+        self.depth.is_some()
+            || self.hard_nodes.is_some()
+            || self.soft_nodes.is_some()
+            || self.mate.is_some()
+            || self.time.is_some()
+    }
+
+    /// How long the search may wait for its threads and table before it starts: on the
+    /// clock, a quarter of its soft limit; without a clock nothing can be late, and waiting
+    /// as long as it takes keeps such searches independent of how fast the machine
+    /// allocates.
+    pub fn setup_wait(&self) -> Option<Duration> {
+        self.time.map(|time| time.soft / 4)
+    }
+
+    /// The wait before the search counts against its time, unless the clock has not
+    /// started (pondering).
+    pub fn charge_setup_wait(&mut self, waited: Duration, pondering: bool) {
+        if pondering {
+            return;
+        }
+        if let Some(time) = &mut self.time {
+            time.soft = time.soft.saturating_sub(waited);
+            time.hard = time.hard.saturating_sub(waited);
+        }
+    }
+
+    /// The limits as the search obeys them from now on, the clock starting now.
+    /// `node_budget` (the strength setting's) caps the nodes as `go nodes` does.
+    pub fn start(&self, node_budget: Option<u64>) -> Limiter {
+        let hard_nodes = match node_budget {
+            Some(budget) => Some(self.hard_nodes.map_or(budget, |n| n.min(budget))),
+            None => self.hard_nodes,
+        };
+        Limiter {
+            depth: self.depth,
+            hard_nodes,
+            soft_nodes: self.soft_nodes,
+            mate: self.mate,
+            clock: self.time.map(TimeManager::new),
+        }
+    }
+}
+
+/// One search's limits as it runs: asked at every node whether to cut the iteration off,
+/// and after every iteration whether to start another.
+#[derive(Clone, Debug, Default)]
+pub struct Limiter {
+    depth: Option<i32>,
+    hard_nodes: Option<u64>,
+    soft_nodes: Option<u64>,
+    mate: Option<i32>,
+    /// The clock's decisions, in a search with a clock.
+    clock: Option<TimeManager>,
+}
+
+impl Limiter {
+    /// The last iteration's depth, at most `deepest`.
+    pub fn max_depth(&self, deepest: i32) -> i32 {
+        self.depth.unwrap_or(deepest).clamp(1, deepest)
+    }
+
+    /// Whether the search must stop inside its iteration for its node count (`go nodes`,
+    /// the strength setting's budget).
+    #[inline]
+    pub fn past_node_limit(&self, nodes: u64) -> bool {
+        self.hard_nodes.is_some_and(|max| nodes >= max)
+    }
+
+    /// Whether the search must stop inside its iteration for the clock: the hard limit has
+    /// passed. While pondering the clock does not run.
+    #[inline]
+    pub fn past_time_limit(&mut self, pondering: bool) -> bool {
+        self.clock
+            .as_mut()
+            .is_some_and(|time| time.past_hard_limit(pondering))
+    }
+
+    /// After iteration `it`, with `nodes` spent: whether the search ends, by a limit of its
+    /// own (a mate found within `go mate`, the soft node budget spent) or on the time
+    /// manager's word.
+    pub fn stop_after(&mut self, it: &IterationFacts, nodes: u64, pondering: bool) -> bool {
+        if self.mate.is_some_and(|mate| mates_within(it.score, mate)) {
+            return true;
+        }
+        if self.soft_nodes.is_some_and(|soft| nodes >= soft) {
+            return true;
+        }
+        self.clock
+            .as_mut()
+            .is_some_and(|time| !time.another_iteration(it, pondering))
+    }
+}
+
+/// Whether `score` mates in at most `moves` moves.
+fn mates_within(score: i32, moves: i32) -> bool {
+    score > MATE_BOUND && (MATE - score + 1) / 2 <= moves
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,6 +569,41 @@ mod tests {
         });
         assert!(spent.past_hard_limit(false));
         assert!(!spent.past_hard_limit(true));
+    }
+
+    #[test]
+    fn the_limiter_folds_the_node_budget_and_stops_at_a_mate_found() {
+        let go_nodes = Limits {
+            hard_nodes: Some(1000),
+            ..Limits::default()
+        };
+        assert!(go_nodes.start(Some(500)).past_node_limit(500));
+        assert!(!go_nodes.start(Some(5000)).past_node_limit(999));
+        assert!(Limits::default().start(Some(500)).past_node_limit(500));
+        assert!(!Limits::default().start(None).past_node_limit(u64::MAX));
+
+        let it = IterationFacts {
+            depth: 5,
+            new_best_move: false,
+            score: MATE - 3,
+            best_move_node_share: 0.9,
+            duration: Duration::ZERO,
+            single_root_move: false,
+        };
+        let mate_in = |moves| {
+            Limits {
+                mate: Some(moves),
+                ..Limits::default()
+            }
+            .start(None)
+        };
+        assert!(mate_in(2).stop_after(&it, 0, false));
+        assert!(!mate_in(1).stop_after(&it, 0, false));
+        let mated = IterationFacts {
+            score: -MATE + 2,
+            ..it
+        };
+        assert!(!mate_in(5).stop_after(&mated, 0, false));
     }
 
     #[test]

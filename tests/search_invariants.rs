@@ -18,7 +18,7 @@ use std::sync::Arc;
 use basalt::bench::BENCH_FENS;
 use basalt::position::Position;
 use basalt::score::{DRAW, INFINITY, MATE};
-use basalt::search::{uci_score, Limits, SearchConfig, SearchResult, Searcher, StopFlags};
+use basalt::search::{uci_score, Limits, SearchConfig, SearchJob, SearchResult, Searcher};
 use basalt::tt::TranspositionTable;
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
@@ -418,12 +418,15 @@ fn max_min_root(case: &Case, depth: i32) -> i32 {
 
 fn search(pos: &mut Position, config: SearchConfig, limits: Limits, tt_mb: usize) -> SearchResult {
     let tt = Arc::new(TranspositionTable::new(tt_mb));
-    let mut searcher = Searcher::new(tt, Arc::new(StopFlags::default()));
-    searcher.network = network();
-    searcher.config = config;
+    let mut searcher = Searcher::new();
+    let job = SearchJob {
+        network: network(),
+        config,
+        ..SearchJob::new(tt, limits)
+    };
     let fen_before = pos.fen();
     let plies_before = pos.ply_count();
-    let result = searcher.iterative_deepening(pos, limits, &mut |_| {});
+    let result = searcher.iterative_deepening(pos, job, &mut |_| {});
     assert_eq!(pos.fen(), fen_before, "search changed the position");
     assert_eq!(
         pos.ply_count(),
@@ -702,11 +705,14 @@ fn warm_table_keeps_the_value() {
             let mut pos = case.position();
             let cold = plain_search(&mut pos, depth).score;
             let tt = Arc::new(TranspositionTable::new(4));
-            let mut searcher = Searcher::new(tt, Arc::new(StopFlags::default()));
-            searcher.network = network();
-            searcher.config = with_tt(false);
-            let first = searcher.iterative_deepening(&mut pos, depth_limit(depth), &mut |_| {});
-            let second = searcher.iterative_deepening(&mut pos, depth_limit(depth), &mut |_| {});
+            let mut searcher = Searcher::new();
+            let job = || SearchJob {
+                network: network(),
+                config: with_tt(false),
+                ..SearchJob::new(tt.clone(), depth_limit(depth))
+            };
+            let first = searcher.iterative_deepening(&mut pos, job(), &mut |_| {});
+            let second = searcher.iterative_deepening(&mut pos, job(), &mut |_| {});
             if (first.score, second.score) != (cold, cold) {
                 failures.push(format!(
                     "depth {depth}: {} then {} with one table, {cold} without, for {case}",

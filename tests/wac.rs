@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use basalt::position::Position;
-use basalt::search::{Limits, SearchConfig, Searcher, StopFlags};
+use basalt::search::{Limits, SearchConfig, SearchJob, Searcher};
 use basalt::tt::TranspositionTable;
 use shakmaty::san::San;
 use shakmaty::Move;
@@ -55,13 +55,16 @@ fn solved(problems: &[Problem], config: SearchConfig, budget: u64) -> Vec<bool> 
         .map(|p| {
             let mut pos = Position::from_fen(&p.fen, false).unwrap();
             let tt = Arc::new(TranspositionTable::new(16));
-            let mut searcher = Searcher::new(tt, Arc::new(StopFlags::default()));
-            searcher.config = config;
+            let mut searcher = Searcher::new();
             let limits = Limits {
                 hard_nodes: Some(budget),
                 ..Limits::default()
             };
-            let result = searcher.iterative_deepening(&mut pos, limits, &mut |_| {});
+            let job = SearchJob {
+                config,
+                ..SearchJob::new(tt, limits)
+            };
+            let result = searcher.iterative_deepening(&mut pos, job, &mut |_| {});
             result.best_move.is_some_and(|m| p.best.contains(&m))
         })
         .collect()

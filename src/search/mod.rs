@@ -4,6 +4,7 @@
 pub mod correction;
 mod frame;
 pub mod history;
+mod job;
 pub mod movepick;
 mod node;
 pub mod params;
@@ -11,10 +12,10 @@ mod played;
 mod qsearch;
 mod root;
 pub mod skill;
+mod state;
 pub mod stats;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use shakmaty::{Move, Position as _};
@@ -22,19 +23,18 @@ use shakmaty::{Move, Position as _};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use crate::nnue::{AccumulatorStack, Network};
+use crate::nnue::AccumulatorStack;
 use crate::position::Position;
 use crate::score::*;
-use crate::syzygy::{Outcome, Tablebases};
-use crate::time::{IterationFacts, TimeLimits, TimeManager};
-use crate::tt::{Bound, PackedMove, TranspositionTable, TtEntry};
+use crate::syzygy::Outcome;
+use crate::time::IterationFacts;
+pub use crate::time::Limits;
+use crate::tt::{Bound, PackedMove, TtEntry};
 use correction::{CorrectionHistory, CorrectionKeys, CorrectionTables};
-use frame::Stack;
 use history::History;
 use params::*;
 use played::PlayedLines;
 use root::{RootMove, RootMoves};
-use skill::StrengthLimit;
 
 /// How often (in nodes) the clock is read; the stop flag is read at every node.
 const CLOCK_CHECK_INTERVAL: u64 = 1024;
@@ -47,6 +47,8 @@ const HELPER_YIELD_INTERVAL: u64 = 256;
 /// each one as it starts on it (`info currmove`): a GUI shows it in a long analysis, and
 /// short searches (bullet games, datagen) print no such lines.
 const CURRMOVE_AFTER: Duration = Duration::from_secs(3);
+pub use job::{Counters, SearchJob};
+use state::SearchState;
 pub use stats::Stats;
 
 /// Switches for the parts of the search that the invariant tests turn off. Everything is on
@@ -105,37 +107,6 @@ impl SearchConfig {
             refinements: false,
             selective: false,
         }
-    }
-}
-
-/// When to stop, besides the `stop` flag.
-#[derive(Clone, Debug, Default)]
-pub struct Limits {
-    pub depth: Option<i32>,
-    /// Stop within the iteration once the search has visited this many nodes (`go nodes`,
-    /// as in Stockfish); the unfinished iteration is discarded.
-    pub hard_nodes: Option<u64>,
-    /// Start no new iteration once this many nodes are spent: the iteration in which the
-    /// budget runs out is finished, so every node of it counts (self-play data at a node
-    /// budget; `hard_nodes` caps an iteration that explodes).
-    pub soft_nodes: Option<u64>,
-    /// Stop once a mate in at most this many moves is found.
-    pub mate: Option<i32>,
-    pub time: Option<TimeLimits>,
-    /// Only these root moves are searched (empty: all).
-    pub search_moves: Vec<Move>,
-}
-
-impl Limits {
-    /// Whether the search has an end of its own: a depth, node, mate or time limit.
-    /// Without one it searches until stopped, or to `MAX_DEPTH`, which only the smallest
-    /// endings reach.
-    pub fn is_bounded(&self) -> bool {
-        self.depth.is_some()
-            || self.hard_nodes.is_some()
-            || self.soft_nodes.is_some()
-            || self.mate.is_some()
-            || self.time.is_some()
     }
 }
 
@@ -202,82 +173,22 @@ pub fn uci_score(score: i32) -> Result<i32, i32> {
     }
 }
 
-/// A search thread's state: its histories, PV table and counters.
+/// A search thread's state: what lives across searches (histories, correction, the
+/// network's accumulators, the random picks), the search it is given and what that search
+/// computes as it runs.
 pub struct Searcher {
-    pub tt: Arc<TranspositionTable>,
-    /// This thread's node count, published every few hundred microseconds so the main
-    /// thread can report the sum over all threads.
-    pub node_counter: Arc<AtomicU64>,
     /// Lazy SMP: helper threads with an odd id start one iteration deeper, so the threads
     /// do not all search the same depth at the same time.
-    pub helper_id: usize,
-    /// Whether `iterative_deepening` starts a new table generation. A thread pool starts it once for
-    /// all its threads: a helper that the scheduler starts late would otherwise age the
-    /// entries the others stored in this very search, making them the first victims.
-    pub ages_table: bool,
-    pub config: SearchConfig,
-    pub stats: Stats,
-    /// How many best root moves to search and report (MultiPV); line 1 is the one played.
-    pub multipv: usize,
-    /// Syzygy tables and probing options for the next search.
-    pub tablebases: Tablebases,
-    /// The network that evaluates positions; `None` for the hand-crafted evaluation.
-    pub network: Option<Arc<Network>>,
-    /// First-layer sums along the current line, for `network`.
+    helper_id: usize,
+    /// What the current (or no) search is given.
+    job: SearchJob,
+    /// What the current (or last) search has found so far.
+    state: SearchState,
+    /// First-layer sums along the current line, for the job's network.
     accumulators: AccumulatorStack,
-    /// `UCI_LimitStrength`: play weaker by a node budget and a random pick among the best
-    /// few root moves.
-    pub strength: Option<StrengthLimit>,
     rng: StdRng,
-    /// This thread's tablebase hits, published with `node_counter`.
-    pub tb_hit_counter: Arc<AtomicU64>,
-    tb_hits: u64,
-    /// Told, once the search has run for `CURRMOVE_AFTER`, of the root move it searches
-    /// and then of each one as it starts on it; `None` (helpers, bench, datagen) tells
-    /// nobody.
-    pub on_root_move: Option<Box<dyn FnMut(CurrentMove) + Send>>,
-    /// Whether `on_root_move` is told of root moves yet. The clock is read for it with the
-    /// limits, every `CLOCK_CHECK_INTERVAL` nodes: the first move of an iteration can take
-    /// half of it, so waiting for the next root move could leave the first second or more
-    /// after `CURRMOVE_AFTER` without a line.
-    announcing: bool,
-    /// The iteration under way and the root move it searches.
-    root_depth: i32,
-    current_root_move: Option<CurrentMove>,
-    /// The lines of the move to play as last shown, for the last `info` lines.
-    played: PlayedLines,
     history: History,
     correction: CorrectionHistory,
-    /// The stop and ponder flags this search obeys: the job's for the main thread, the
-    /// helpers' own for a helper (raised when the main thread has decided).
-    flags: Arc<StopFlags>,
-    /// A helper also obeys the job's flags, which the UCI thread raises:
-    /// after `stop` it then yields the core at once instead of searching on until the main
-    /// thread has unwound and told it to stop.
-    pub job_flags: Option<Arc<StopFlags>>,
-    limits: Limits,
-    /// When the search started (for `info time` and nps).
-    start: Instant,
-    /// The clock's decisions, in a search with a clock.
-    time: Option<TimeManager>,
-    nodes: u64,
-    seldepth: usize,
-    stopped: bool,
-    /// The first iteration always completes (it takes microseconds), so there is a move.
-    in_first_iteration: bool,
-    /// Null-move pruning only from this ply on: 0, or past every ply inside the search
-    /// that verifies a null-move cutoff (Stockfish lets null moves back in for the
-    /// verification's last quarter; here none are, and changing that is a change to test).
-    null_move_min_ply: usize,
-    /// One frame per ply of the line being searched.
-    stack: Stack,
-    /// The moves to search at the root and what this iteration found for them.
-    root_moves: RootMoves,
-    /// MultiPV: the line being searched (0 = best); it searches `root_moves[pv_index..]`.
-    pv_index: usize,
-    /// The tablebase value of the root, shown instead of the search score unless the
-    /// search finds a mate.
-    root_tb_score: Option<i32>,
 }
 
 /// The seed of the `UCI_LimitStrength` pick: the clock, so that a weakened engine's games
@@ -295,50 +206,28 @@ fn strength_seed() -> u64 {
         })
 }
 
+impl Default for Searcher {
+    fn default() -> Self {
+        Searcher::new()
+    }
+}
+
 impl Searcher {
-    pub fn new(tt: Arc<TranspositionTable>, flags: Arc<StopFlags>) -> Searcher {
-        Searcher {
-            tt,
-            node_counter: Arc::new(AtomicU64::new(0)),
-            helper_id: 0,
-            ages_table: true,
-            config: SearchConfig::default(),
-            stats: Stats::default(),
-            multipv: 1,
-            tablebases: Tablebases::default(),
-            network: None,
-            accumulators: AccumulatorStack::new(),
-            strength: None,
-            rng: StdRng::seed_from_u64(strength_seed()),
-            tb_hit_counter: Arc::new(AtomicU64::new(0)),
-            tb_hits: 0,
-            on_root_move: None,
-            announcing: false,
-            root_depth: 0,
-            current_root_move: None,
-            played: PlayedLines::default(),
-            history: History::default(),
-            correction: CorrectionHistory::default(),
-            flags,
-            job_flags: None,
-            limits: Limits::default(),
-            start: Instant::now(),
-            time: None,
-            nodes: 0,
-            seldepth: 0,
-            stopped: false,
-            in_first_iteration: true,
-            null_move_min_ply: 0,
-            stack: Stack::default(),
-            root_moves: RootMoves::default(),
-            pv_index: 0,
-            root_tb_score: None,
-        }
+    pub fn new() -> Searcher {
+        Searcher::helper(0)
     }
 
-    /// The stop and ponder flags the next search obeys (helpers get fresh ones per search).
-    pub fn set_flags(&mut self, flags: Arc<StopFlags>) {
-        self.flags = flags;
+    /// Lazy SMP helper number `id` (the main thread is 0).
+    pub fn helper(id: usize) -> Searcher {
+        Searcher {
+            helper_id: id,
+            job: SearchJob::none(),
+            state: SearchState::new(),
+            accumulators: AccumulatorStack::new(),
+            rng: StdRng::seed_from_u64(strength_seed()),
+            history: History::default(),
+            correction: CorrectionHistory::default(),
+        }
     }
 
     /// Forget everything learnt about earlier games (`ucinewgame`).
@@ -347,31 +236,37 @@ impl Searcher {
         self.correction.clear();
     }
 
-    pub fn nodes(&self) -> u64 {
-        self.nodes
+    /// The last search's statistics.
+    pub fn stats(&self) -> &Stats {
+        &self.state.stats
     }
 
-    /// Searches `pos` within `limits`, calling `report` after every iteration. The result is
+    pub fn nodes(&self) -> u64 {
+        self.state.nodes
+    }
+
+    /// Searches `pos` as `job` says, calling `report` after every iteration. The result is
     /// the last completed iteration's; an iteration cut off by time or `stop` is discarded.
     /// The result's `final_lines` are the lines played with the search's totals.
     pub fn iterative_deepening(
         &mut self,
         pos: &mut Position,
-        limits: Limits,
+        job: SearchJob,
         report: &mut dyn FnMut(&Iteration),
     ) -> SearchResult {
-        self.start_search(pos, limits);
+        self.start_search(pos, job);
         let mut result = SearchResult {
-            best_move: self.root_moves.first().map(|r| r.mv),
+            best_move: self.state.root_moves.first().map(|r| r.mv),
             ..SearchResult::default()
         };
-        if self.root_moves.is_empty() {
+        if self.state.root_moves.is_empty() {
             // Mate or stalemate: one info line with the score, so a GUI can show it.
             result.score = if pos.in_check() { -MATE } else { DRAW };
             let line = self.iteration(0, result.score, Bound::Exact, Vec::new());
             report(&line);
             result.final_lines = vec![line];
             result.final_lines_shown = true;
+            self.job = SearchJob::none();
             return result;
         }
         let (first_depth, max_depth) = self.depths();
@@ -382,15 +277,15 @@ impl Searcher {
         // all, with that iteration's depth.
         let mut finished: Option<(i32, Vec<RootMove>)> = None;
         for depth in first_depth..=max_depth {
-            let (iteration_start, nodes_before) = (Instant::now(), self.nodes);
+            let (iteration_start, nodes_before) = (Instant::now(), self.state.nodes);
             self.start_iteration(depth, first_depth);
             let mut facts = None;
             let mut found = 0;
             while found < lines {
-                self.pv_index = found;
-                self.stack[0].pv_len = 0;
+                self.state.pv_index = found;
+                self.state.stack[0].pv_len = 0;
                 line_scores[found] = self.aspiration(pos, depth, line_scores[found], report);
-                if self.stopped || self.stack[0].pv_len == 0 {
+                if self.state.stopped || self.state.stack[0].pv_len == 0 {
                     // Cut off, or every root move was (cannot happen with a full window,
                     // but a move must always be returned).
                     break;
@@ -401,37 +296,38 @@ impl Searcher {
                         depth,
                         new_best_move: pv.first() != result.best_move.as_ref(),
                         score,
-                        best_move_node_share: self.root_moves.node_share(pv[0]),
+                        best_move_node_share: self.state.root_moves.node_share(pv[0]),
                         duration: Duration::ZERO,
-                        single_root_move: self.root_moves.len() == 1,
+                        single_root_move: self.state.root_moves.len() == 1,
                     });
                     result = SearchResult {
                         best_move: pv.first().copied(),
                         ponder_move: pv.get(1).copied(),
                         score,
                         depth,
-                        nodes: self.nodes,
+                        nodes: self.state.nodes,
                         pv: pv.clone(),
                         ..SearchResult::default()
                     };
                 }
                 let line = self.iteration(depth, score, Bound::Exact, pv);
-                self.root_moves.found_line(found, score, line);
+                self.state.root_moves.found_line(found, score, line);
                 found += 1;
             }
             let Some(mut facts) = facts else {
                 break;
             };
             self.show_lines(found, lines, &mut result, report);
-            if self.strength.is_some() && found == lines {
-                finished = Some((depth, self.root_moves[..lines].to_vec()));
+            if self.job.strength.is_some() && found == lines {
+                finished = Some((depth, self.state.root_moves[..lines].to_vec()));
             }
-            self.pv_index = 0;
-            self.stats
+            self.state.pv_index = 0;
+            self.state
+                .stats
                 .iteration_nodes
-                .push((depth, self.nodes - nodes_before));
+                .push((depth, self.state.nodes - nodes_before));
             facts.duration = iteration_start.elapsed();
-            if self.stopped || self.should_stop_deepening(&facts) {
+            if self.state.stopped || self.should_stop_deepening(&facts) {
                 break;
             }
         }
@@ -441,18 +337,21 @@ impl Searcher {
                 // The line actually played goes out last, so the GUI's PV matches `bestmove`.
                 let pv = result.pv.clone();
                 let line = self.iteration(depth, result.score, Bound::Exact, pv);
-                self.played.not_shown(line, self.multipv.min(lines.len()));
+                self.state
+                    .played
+                    .not_shown(line, self.job.multipv.min(lines.len()));
             }
         }
         self.finish_search(pos, &mut result);
+        self.job = SearchJob::none();
         result
     }
 
     /// The first and the last iteration's depth. Lazy SMP: helper threads with an odd id
     /// start one iteration deeper.
     fn depths(&self) -> (i32, i32) {
-        let max_depth = self.limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
-        if self.config.iterative_deepening {
+        let max_depth = self.state.limits.max_depth(MAX_DEPTH);
+        if self.job.config.iterative_deepening {
             ((1 + (self.helper_id % 2) as i32).min(max_depth), max_depth)
         } else {
             (max_depth, max_depth)
@@ -463,41 +362,38 @@ impl Searcher {
     /// the first moves of lines 1..k-1. A limited strength picks among the best few moves,
     /// so it searches them all.
     fn lines_to_search(&self) -> usize {
-        let lines = match self.strength {
-            Some(strength) => self.multipv.max(strength.candidate_lines()),
-            None => self.multipv,
+        let lines = match self.job.strength {
+            Some(strength) => self.job.multipv.max(strength.candidate_lines()),
+            None => self.job.multipv,
         };
-        lines.clamp(1, self.root_moves.len())
+        lines.clamp(1, self.state.root_moves.len())
     }
 
     /// Resets the counters, the clock and the killers, starts a table generation and finds
     /// the root moves: all legal ones, or those of `searchmoves`, or those the tablebases
     /// keep.
-    fn start_search(&mut self, pos: &mut Position, limits: Limits) {
-        self.start = Instant::now();
-        self.time = limits.time.map(TimeManager::new);
-        self.node_counter.store(0, Ordering::Relaxed);
-        self.tb_hit_counter.store(0, Ordering::Relaxed);
-        self.nodes = 0;
-        self.tb_hits = 0;
-        self.pv_index = 0;
-        self.root_tb_score = None;
-        self.stats = Stats::default();
-        self.stopped = false;
-        self.announcing = false;
-        self.current_root_move = None;
-        self.null_move_min_ply = 0;
-        self.played = PlayedLines::default();
-        self.limits = limits;
-        if let Some(strength) = self.strength {
-            let budget = strength.node_budget();
-            self.limits.hard_nodes = Some(self.limits.hard_nodes.map_or(budget, |n| n.min(budget)));
+    fn start_search(&mut self, pos: &mut Position, job: SearchJob) {
+        self.state.start = Instant::now();
+        self.job = job;
+        let limits = &self.job.limits;
+        self.state.limits = limits.start(self.job.strength.map(|s| s.node_budget()));
+        self.job.counters.nodes.store(0, Ordering::Relaxed);
+        self.job.counters.tb_hits.store(0, Ordering::Relaxed);
+        self.state.nodes = 0;
+        self.state.tb_hits = 0;
+        self.state.pv_index = 0;
+        self.state.root_tb_score = None;
+        self.state.stats = Stats::default();
+        self.state.stopped = false;
+        self.state.announcing = false;
+        self.state.current_root_move = None;
+        self.state.null_move_min_ply = 0;
+        self.state.played = PlayedLines::default();
+        self.state.stack.forget_killers();
+        if self.job.ages_table {
+            self.job.tt.new_search();
         }
-        self.stack.forget_killers();
-        if self.ages_table {
-            self.tt.new_search();
-        }
-        if let Some(network) = &self.network {
+        if let Some(network) = &self.job.network {
             self.accumulators
                 .reset(network, pos.board().board(), pos.key());
         }
@@ -506,7 +402,9 @@ impl Searcher {
         let mut moves: Vec<Move> = legal
             .iter()
             .copied()
-            .filter(|m| self.limits.search_moves.is_empty() || self.limits.search_moves.contains(m))
+            .filter(|m| {
+                self.job.limits.search_moves.is_empty() || self.job.limits.search_moves.contains(m)
+            })
             .collect();
         if moves.is_empty() {
             moves = legal.to_vec();
@@ -514,32 +412,39 @@ impl Searcher {
         // In the tablebases, only the moves that keep the root's outcome are searched
         // (winning ones by distance to zeroing, shortest first), so a won ending is never
         // drawn by the fifty-move rule and a drawn one never lost.
-        if let Some(ranking) = self.tablebases.rank_root_moves(pos.board(), &moves) {
-            self.tb_hits += moves.len() as u64;
+        if let Some(ranking) = self.job.tablebases.rank_root_moves(pos.board(), &moves) {
+            self.state.tb_hits += moves.len() as u64;
             moves = ranking.moves;
             // The value its best move leads to, one ply from the root.
-            self.root_tb_score = Some(tablebase_score(ranking.outcome, 1).0);
+            self.state.root_tb_score = Some(tablebase_score(ranking.outcome, 1).0);
         }
-        self.root_moves = RootMoves::new(&moves);
+        self.state.root_moves = RootMoves::new(&moves);
     }
 
     /// The move to ponder on, a tablebase root's value, the lines played with the search's
     /// totals; the counters published.
     fn finish_search(&mut self, pos: &mut Position, result: &mut SearchResult) {
         result.ponder_move = self.ponder_move(pos, result);
-        if let Some(tb_score) = self.root_tb_score {
+        if let Some(tb_score) = self.state.root_tb_score {
             if result.score.abs() < MATE_BOUND {
                 result.score = tb_score;
             }
         }
-        let (nodes, elapsed, hashfull) = (self.nodes, self.elapsed(), self.tt.hashfull());
-        result.final_lines = self
-            .played
-            .with_totals(nodes, elapsed, self.tb_hits, hashfull);
-        result.final_lines_shown = self.played.shown_last(nodes);
-        self.stats.nodes = self.nodes;
-        self.node_counter.store(self.nodes, Ordering::Relaxed);
-        self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
+        let (nodes, elapsed, hashfull) = (self.state.nodes, self.elapsed(), self.job.tt.hashfull());
+        result.final_lines =
+            self.state
+                .played
+                .with_totals(nodes, elapsed, self.state.tb_hits, hashfull);
+        result.final_lines_shown = self.state.played.shown_last(nodes);
+        self.state.stats.nodes = self.state.nodes;
+        self.job
+            .counters
+            .nodes
+            .store(self.state.nodes, Ordering::Relaxed);
+        self.job
+            .counters
+            .tb_hits
+            .store(self.state.tb_hits, Ordering::Relaxed);
     }
 
     /// After an iteration that found `found` of its `lines` lines: shows them. At full
@@ -554,9 +459,9 @@ impl Searcher {
         result: &mut SearchResult,
         report: &mut dyn FnMut(&Iteration),
     ) {
-        let shown = if self.strength.is_none() {
-            self.root_moves.sort_lines(found);
-            let best = &self.root_moves[0];
+        let shown = if self.job.strength.is_none() {
+            self.state.root_moves.sort_lines(found);
+            let best = &self.state.root_moves[0];
             if let Some(line) = best
                 .line
                 .as_ref()
@@ -569,11 +474,11 @@ impl Searcher {
             }
             found
         } else if found == lines {
-            lines.min(self.multipv)
+            lines.min(self.job.multipv)
         } else {
             0
         };
-        let shown: Vec<Iteration> = self.root_moves[..shown]
+        let shown: Vec<Iteration> = self.state.root_moves[..shown]
             .iter()
             .filter_map(|r| r.line.clone())
             .collect();
@@ -581,19 +486,20 @@ impl Searcher {
             report(line);
         }
         if !shown.is_empty() {
-            self.played
-                .shown(shown, self.nodes, self.multipv.min(lines));
+            self.state
+                .played
+                .shown(shown, self.state.nodes, self.job.multipv.min(lines));
         }
     }
 
     /// Before an iteration: the root moves back in their order, the iteration's counters
     /// reset.
     fn start_iteration(&mut self, depth: i32, first_depth: i32) {
-        self.seldepth = 0;
-        self.in_first_iteration = depth == first_depth;
-        self.root_moves.start_iteration();
-        self.root_depth = depth;
-        self.current_root_move = None;
+        self.state.seldepth = 0;
+        self.state.in_first_iteration = depth == first_depth;
+        self.state.root_moves.start_iteration();
+        self.state.root_depth = depth;
+        self.state.current_root_move = None;
     }
 
     /// `UCI_LimitStrength`: replaces the best move by a near-best one chosen at random.
@@ -601,7 +507,7 @@ impl Searcher {
     /// deeper, unfinished iteration's best line is dropped. True when the move played is
     /// not the first line shown, so it needs a line of its own.
     fn weaken(&mut self, result: &mut SearchResult, lines: &[RootMove]) -> bool {
-        let Some(strength) = self.strength else {
+        let Some(strength) = self.job.strength else {
             return false;
         };
         let candidates: Vec<(Move, i32)> = lines.iter().map(|r| (r.mv, r.score)).collect();
@@ -618,15 +524,15 @@ impl Searcher {
     /// MultiPV lines past the user's `MultiPV` are searched only for `UCI_LimitStrength`
     /// and not shown.
     fn shows_line(&self) -> bool {
-        self.pv_index < self.multipv
+        self.state.pv_index < self.job.multipv
     }
 
     /// Fail-high/low lines: not for a weakened search, which shows only finished iterations,
     /// nor for line 1 at a tablebase root, which shows the tablebase value as exact (a
     /// bound line would show as an exact line without its PV).
     fn shows_bound_line(&self) -> bool {
-        let tablebase_line = self.root_tb_score.is_some() && self.pv_index == 0;
-        self.shows_line() && self.strength.is_none() && !tablebase_line
+        let tablebase_line = self.state.root_tb_score.is_some() && self.state.pv_index == 0;
+        self.shows_line() && self.job.strength.is_none() && !tablebase_line
     }
 
     /// Runs one iteration with a window around the previous score, widening on failure.
@@ -638,8 +544,9 @@ impl Searcher {
         report: &mut dyn FnMut(&Iteration),
     ) -> i32 {
         let mut window = ASPIRATION_INITIAL_WINDOW.get();
-        let use_window =
-            self.config.aspiration && depth >= ASPIRATION_MIN_DEPTH && previous.abs() < MATE_BOUND;
+        let use_window = self.job.config.aspiration
+            && depth >= ASPIRATION_MIN_DEPTH
+            && previous.abs() < MATE_BOUND;
         let (mut alpha, mut beta) = if use_window {
             (previous - window, previous + window)
         } else {
@@ -647,7 +554,7 @@ impl Searcher {
         };
         loop {
             let score = node::negamax(self, pos, depth, 0, alpha, beta, false);
-            if self.stopped {
+            if self.state.stopped {
                 return score;
             }
             if score <= alpha && alpha > -INFINITY {
@@ -672,40 +579,25 @@ impl Searcher {
         }
     }
 
-    /// After an iteration: whether the search ends, by a limit of its own (a mate found, a
-    /// node budget spent) or on the time manager's word.
+    /// After an iteration: whether the search ends, as its limits say.
     fn should_stop_deepening(&mut self, it: &IterationFacts) -> bool {
-        if let Some(mate) = self.limits.mate {
-            if let Err(moves) = uci_score(it.score) {
-                if moves > 0 && moves <= mate {
-                    return true;
-                }
-            }
-        }
-        if self
+        let pondering = self.job.flags.pondering.load(Ordering::Relaxed);
+        self.state
             .limits
-            .soft_nodes
-            .is_some_and(|soft| self.nodes >= soft)
-        {
-            return true;
-        }
-        let pondering = self.flags.pondering.load(Ordering::Relaxed);
-        self.time
-            .as_mut()
-            .is_some_and(|time| !time.another_iteration(it, pondering))
+            .stop_after(it, self.state.nodes, pondering)
     }
 
     /// The search starts on root move `m`, the `move_count`th of this MultiPV line.
     #[inline]
     fn start_root_move(&mut self, m: Move, move_count: usize) {
         let current = CurrentMove {
-            depth: self.root_depth,
+            depth: self.state.root_depth,
             mv: m,
-            number: move_count + self.pv_index,
+            number: move_count + self.state.pv_index,
         };
-        self.current_root_move = Some(current);
-        if self.announcing {
-            if let Some(tell) = self.on_root_move.as_mut() {
+        self.state.current_root_move = Some(current);
+        if self.state.announcing {
+            if let Some(tell) = self.job.on_root_move.as_mut() {
                 tell(current);
             }
         }
@@ -713,37 +605,39 @@ impl Searcher {
 
     /// From `CURRMOVE_AFTER` on, root moves are announced, starting with the one searched.
     fn start_announcing_in_time(&mut self) {
-        if self.start.elapsed() < CURRMOVE_AFTER {
+        if self.state.start.elapsed() < CURRMOVE_AFTER {
             return;
         }
-        self.announcing = true;
-        if let (Some(tell), Some(current)) = (self.on_root_move.as_mut(), self.current_root_move) {
+        self.state.announcing = true;
+        if let (Some(tell), Some(current)) =
+            (self.job.on_root_move.as_mut(), self.state.current_root_move)
+        {
             tell(current);
         }
     }
 
     fn iteration(&self, depth: i32, score: i32, bound: Bound, pv: Vec<Move>) -> Iteration {
         // A tablebase root shows the tablebase value, unless the search has found a mate.
-        let (score, bound) = match self.root_tb_score {
-            Some(tb) if self.pv_index == 0 && score.abs() < MATE_BOUND => (tb, Bound::Exact),
+        let (score, bound) = match self.state.root_tb_score {
+            Some(tb) if self.state.pv_index == 0 && score.abs() < MATE_BOUND => (tb, Bound::Exact),
             _ => (score, bound),
         };
         Iteration {
-            multipv: self.pv_index + 1,
+            multipv: self.state.pv_index + 1,
             depth,
-            seldepth: self.seldepth.max(depth as usize),
+            seldepth: self.state.seldepth.max(depth as usize),
             score,
             bound,
-            nodes: self.nodes,
+            nodes: self.state.nodes,
             elapsed: self.elapsed(),
-            hashfull: self.tt.hashfull(),
-            tbhits: self.tb_hits,
+            hashfull: self.job.tt.hashfull(),
+            tbhits: self.state.tb_hits,
             pv,
         }
     }
 
     fn root_pv(&self) -> Vec<Move> {
-        let root = &self.stack[0];
+        let root = &self.state.stack[0];
         root.pv[..root.pv_len].iter().flatten().copied().collect()
     }
 
@@ -766,54 +660,66 @@ impl Searcher {
                 .get(1)
                 .copied()
                 .filter(|m| legal.contains(m))
-                .or_else(|| self.tt.probe(pos.key()).and_then(|e| e.mv.find_in(&legal)))
+                .or_else(|| {
+                    self.job
+                        .tt
+                        .probe(pos.key())
+                        .and_then(|e| e.mv.find_in(&legal))
+                })
         };
         pos.unmake_move();
         reply
     }
 
     pub fn elapsed(&self) -> Duration {
-        self.start.elapsed()
+        self.state.start.elapsed()
     }
 
     /// Called at every node: true once the search must unwind.
     #[inline]
     fn should_abort(&mut self) -> bool {
-        if self.stopped {
+        if self.state.stopped {
             return true;
         }
-        if self.in_first_iteration {
+        if self.state.in_first_iteration {
             return false;
         }
-        if self.flags.stop.load(Ordering::Relaxed)
+        if self.job.flags.stop.load(Ordering::Relaxed)
             || self
+                .job
                 .job_flags
                 .as_ref()
                 .is_some_and(|c| c.stop.load(Ordering::Relaxed))
         {
-            self.stopped = true;
+            self.state.stopped = true;
             return true;
         }
-        if self.helper_id != 0 && self.nodes.is_multiple_of(HELPER_YIELD_INTERVAL) {
+        if self.helper_id != 0 && self.state.nodes.is_multiple_of(HELPER_YIELD_INTERVAL) {
             std::thread::yield_now();
         }
-        if let Some(max_nodes) = self.limits.hard_nodes {
-            if self.nodes >= max_nodes {
-                self.stopped = true;
-                return true;
-            }
+        if self.state.limits.past_node_limit(self.state.nodes) {
+            self.state.stopped = true;
+            return true;
         }
-        if self.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
-            self.node_counter.store(self.nodes, Ordering::Relaxed);
-            self.tb_hit_counter.store(self.tb_hits, Ordering::Relaxed);
-            if !self.announcing && self.on_root_move.is_some() {
+        if self.state.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
+            self.job
+                .counters
+                .nodes
+                .store(self.state.nodes, Ordering::Relaxed);
+            self.job
+                .counters
+                .tb_hits
+                .store(self.state.tb_hits, Ordering::Relaxed);
+            if !self.state.announcing && self.job.on_root_move.is_some() {
                 self.start_announcing_in_time();
             }
-            if let Some(time) = self.time.as_mut() {
-                if time.past_hard_limit(self.flags.pondering.load(Ordering::Relaxed)) {
-                    self.stopped = true;
-                    return true;
-                }
+            if self
+                .state
+                .limits
+                .past_time_limit(self.job.flags.pondering.load(Ordering::Relaxed))
+            {
+                self.state.stopped = true;
+                return true;
             }
         }
         false
@@ -835,7 +741,7 @@ impl Searcher {
     /// move: the network's when there is one, else the hand-crafted one.
     #[inline]
     fn evaluate(&mut self, pos: &Position, ply: usize) -> i32 {
-        match &self.network {
+        match &self.job.network {
             Some(network) => self.accumulators.evaluate(network, pos, ply),
             None => crate::eval::evaluate(pos.board()),
         }
@@ -846,7 +752,7 @@ impl Searcher {
     /// so any load the parent's prefetch has not finished overlaps it.
     #[inline]
     fn read_correction(&self, pos: &Position) -> Option<(CorrectionKeys, i32)> {
-        if !self.config.selective {
+        if !self.job.config.selective {
             return None;
         }
         let keys = CorrectionKeys::of(pos, CorrectionTables::ALL);
@@ -857,8 +763,8 @@ impl Searcher {
     /// correction entries the child will read, so the loads overlap its evaluation.
     #[inline]
     fn prefetch_entries(&self, pos: &Position) {
-        self.tt.prefetch(pos.key());
-        if self.config.selective {
+        self.job.tt.prefetch(pos.key());
+        if self.job.config.selective {
             let keys = CorrectionKeys::of(pos, CorrectionTables::ALL);
             self.correction.prefetch(pos.turn(), &keys);
         }
@@ -897,7 +803,7 @@ impl Searcher {
         mv: Option<Move>,
         static_eval: i32,
     ) {
-        self.tt.store(
+        self.job.tt.store(
             key,
             TtEntry {
                 mv: mv.map_or(PackedMove::NONE, PackedMove::from_move),
@@ -905,7 +811,7 @@ impl Searcher {
                 eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
                 depth: depth.clamp(0, i32::from(u8::MAX)) as u8,
                 bound,
-                is_pv: self.stack[ply].tt_pv,
+                is_pv: self.state.stack[ply].tt_pv,
             },
         );
     }
@@ -950,7 +856,10 @@ pub fn score_from_tt(score: i16, ply: usize) -> i32 {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::tt::TranspositionTable;
 
     #[test]
     fn mate_scores_convert_to_moves() {
@@ -974,13 +883,14 @@ mod tests {
     fn fresh_search(limits: Limits) -> (SearchResult, u64, Vec<Finished>) {
         let mut pos = Position::from_fen(NODE_LIMIT_FEN, false).unwrap();
         let tt = Arc::new(TranspositionTable::new(1));
-        let mut searcher = Searcher::new(tt, Arc::new(StopFlags::default()));
+        let mut searcher = Searcher::new();
         let mut finished = Vec::new();
-        let result = searcher.iterative_deepening(&mut pos, limits, &mut |it| {
-            if it.bound == Bound::Exact && it.multipv == 1 {
-                finished.push((it.depth, it.nodes, it.pv.first().copied(), it.score));
-            }
-        });
+        let result =
+            searcher.iterative_deepening(&mut pos, SearchJob::new(tt, limits), &mut |it| {
+                if it.bound == Bound::Exact && it.multipv == 1 {
+                    finished.push((it.depth, it.nodes, it.pv.first().copied(), it.score));
+                }
+            });
         (result, searcher.nodes(), finished)
     }
 

@@ -30,7 +30,7 @@ pub fn negamax(
 ) -> i32 {
     let is_root = ply == 0;
     let is_pv_node = beta - alpha > 1;
-    s.stack[ply].pv_len = ply;
+    s.state.stack[ply].pv_len = ply;
 
     // Step 1. Draws and the stack limit. A repetition, a dead position or the fifty-move
     // rule (unless the move that reached it mated) ends the game, so nothing below can
@@ -54,7 +54,7 @@ pub fn negamax(
     // Step 2. Mate distance pruning: a mate found closer to the root already beats anything
     // this node could return, so the window shrinks to what is still achievable from here,
     // and an empty window means nothing here can matter.
-    if !is_root && s.config.refinements {
+    if !is_root && s.job.config.refinements {
         alpha = alpha.max(-MATE + ply as i32);
         beta = beta.min(MATE - ply as i32 - 1);
         if alpha >= beta {
@@ -67,28 +67,31 @@ pub fn negamax(
     // rule from version 8 to 12) to checks that keep their material: a checking piece that
     // simply hangs is usually a spite check, whose refutation needs no extra ply.
     let in_check = pos.in_check();
-    if in_check && s.config.refinements && (!s.config.selective || check_extension_pays(pos)) {
+    if in_check
+        && s.job.config.refinements
+        && (!s.job.config.selective || check_extension_pays(pos))
+    {
         depth += 1;
     }
 
     // Step 4. Horizon: quiescence resolves the captures first, as the static evaluation is
     // only to be trusted in a quiet position (the plain configuration takes it as it is).
     if depth <= 0 {
-        return if s.config.refinements {
+        return if s.job.config.refinements {
             qsearch::qsearch(s, pos, ply, alpha, beta)
         } else {
             leaf_value(s, pos, ply)
         };
     }
 
-    s.nodes += 1;
+    s.state.nodes += 1;
     if s.should_abort() {
         return 0;
     }
-    s.seldepth = s.seldepth.max(ply);
+    s.state.seldepth = s.state.seldepth.max(ply);
     // A child that is not a move of the loop below (the null move) inherits this line's
     // count of multiple extensions.
-    s.stack[ply + 1].multi_extensions = s.stack[ply].multi_extensions;
+    s.state.stack[ply + 1].multi_extensions = s.state.stack[ply].multi_extensions;
 
     // Step 5. Transposition table: a stored result at least this deep whose bound settles
     // the window is this node's value, found before. Not at PV nodes, so the principal
@@ -105,14 +108,14 @@ pub fn negamax(
     } else {
         s.evaluate(pos, ply)
     };
-    let excluded = s.stack[ply].excluded;
+    let excluded = s.state.stack[ply].excluded;
     let key = pos.key();
     let mut tt_move = PackedMove::NONE;
     let mut tt_entry = None;
-    if s.config.use_tt && excluded.is_none() {
-        s.stats.tt_probes += 1;
-        if let Some(entry) = s.tt.probe(key) {
-            s.stats.tt_hits += 1;
+    if s.job.config.use_tt && excluded.is_none() {
+        s.state.stats.tt_probes += 1;
+        if let Some(entry) = s.job.tt.probe(key) {
+            s.state.stats.tt_hits += 1;
             tt_move = entry.mv;
             tt_entry = Some(entry);
             if !is_pv_node && i32::from(entry.depth) >= depth {
@@ -127,11 +130,11 @@ pub fn negamax(
     // node's result, so the flag outlives the PV it came from; a singular-extension search
     // of the node inherits it.
     let tt_pv = if excluded.is_some() {
-        s.stack[ply].tt_pv
+        s.state.stack[ply].tt_pv
     } else {
         is_pv_node || tt_entry.is_some_and(|e| e.is_pv)
     };
-    s.stack[ply].tt_pv = tt_pv;
+    s.state.stack[ply].tt_pv = tt_pv;
 
     // Step 6. Tablebases: right after a capture or pawn move (the WDL tables assume a
     // fresh fifty-move clock) the tables know the game-theoretic result. A win or loss is a
@@ -139,15 +142,15 @@ pub fn negamax(
     // ends it, otherwise at PV nodes it limits the value the search may return.
     let mut tb_floor = -INFINITY;
     let mut tb_ceiling = INFINITY;
-    if s.tablebases.cardinality > 0
+    if s.job.tablebases.cardinality > 0
         && !is_root
         && excluded.is_none()
-        && depth >= s.tablebases.probe_depth
+        && depth >= s.job.tablebases.probe_depth
         && pos.board().halfmoves() == 0
-        && s.tablebases.covers(pos.board())
+        && s.job.tablebases.covers(pos.board())
     {
-        if let Some(outcome) = s.tablebases.probe_wdl(pos.board()) {
-            s.tb_hits += 1;
+        if let Some(outcome) = s.job.tablebases.probe_wdl(pos.board()) {
+            s.state.tb_hits += 1;
             let (score, bound) = tablebase_score(outcome, ply);
             if tt_bound_cuts(bound, score, alpha, beta) {
                 s.store(
@@ -190,11 +193,11 @@ pub fn negamax(
     };
     // "Improving": our static eval rose since our previous move, so pruning can be bolder
     // about quiet moves being useless only when it did not.
-    s.stack[ply].static_eval = static_eval;
-    let improving = !in_check && ply >= 2 && static_eval > s.stack[ply - 2].static_eval;
+    s.state.stack[ply].static_eval = static_eval;
+    let improving = !in_check && ply >= 2 && static_eval > s.state.stack[ply - 2].static_eval;
     // A TT bound that points past the eval is the better estimate of this node's value.
     let pruning_eval = match tt_entry {
-        Some(entry) if s.config.selective && !in_check => {
+        Some(entry) if s.job.config.selective && !in_check => {
             eval_bounded_by_tt(static_eval, score_from_tt(entry.score, ply), entry.bound)
         }
         _ => static_eval,
@@ -202,7 +205,7 @@ pub fn negamax(
 
     // Step 8. Reverse futility pruning: far enough above beta at shallow depth, the side to
     // move is very unlikely to fall below it whatever the opponent does in the few plies left.
-    if s.config.selective
+    if s.job.config.selective
         && excluded.is_none()
         && !is_pv_node
         && !in_check
@@ -217,8 +220,8 @@ pub fn negamax(
     // Step 9. Null-move pruning: if passing still keeps us above beta after a reduced
     // search, a real move almost surely does too. Unsound in zugzwang, hence no null move
     // without pieces, in check, or twice in a row, and deep cutoffs are verified.
-    if s.config.selective
-        && ply >= s.null_move_min_ply
+    if s.job.config.selective
+        && ply >= s.state.null_move_min_ply
         && excluded.is_none()
         && !is_pv_node
         && !in_check
@@ -237,7 +240,7 @@ pub fn negamax(
             let null_depth = depth - 1 - reduction;
             let score = -negamax(s, pos, null_depth, ply + 1, -beta, -beta + 1, !cut_node);
             pos.unmake_move();
-            if s.stopped {
+            if s.state.stopped {
                 return 0;
             }
             if score >= beta {
@@ -248,10 +251,10 @@ pub fn negamax(
                 }
                 // The same node searched normally at reduced depth, with no null move
                 // anywhere below it: a zugzwang that fooled the null move cannot fool it.
-                let outer_min_ply = std::mem::replace(&mut s.null_move_min_ply, MAX_PLY);
+                let outer_min_ply = std::mem::replace(&mut s.state.null_move_min_ply, MAX_PLY);
                 let verified = negamax(s, pos, depth - reduction, ply, beta - 1, beta, true);
-                s.null_move_min_ply = outer_min_ply;
-                if s.stopped {
+                s.state.null_move_min_ply = outer_min_ply;
+                if s.state.stopped {
                     return 0;
                 }
                 if verified >= beta {
@@ -267,25 +270,31 @@ pub fn negamax(
     // only what they reach; the root orders its own list, which `searchmoves` and MultiPV
     // restrict.
     let turn = pos.turn();
-    let killers = s.stack[ply].killers;
+    let killers = s.state.stack[ply].killers;
     let ctx = Context {
         previous: pos.recent_move(1).map(|m| PieceTo::of(!turn, m)),
         previous2: pos.recent_move(2).map(|m| PieceTo::of(turn, m)),
     };
-    let mut scored_moves = (is_root || !s.config.refinements).then(|| {
+    let mut scored_moves = (is_root || !s.job.config.refinements).then(|| {
         let moves = if is_root {
-            s.root_moves.searched_by(s.pv_index).collect()
+            s.state.root_moves.searched_by(s.state.pv_index).collect()
         } else {
             pos.legal_moves()
         };
-        let use_see = s.config.selective;
+        let use_see = s.job.config.selective;
         ScoredMoves::new(pos.board(), moves, tt_move, killers, &s.history, use_see)
     });
     let counter = s.history.counter_move(&ctx);
     // A capture as the best move known here makes the quiet moves even less likely to
     // matter: they are reduced one ply more.
     let tt_move_is_capture = !tt_move.is_none() && pos.board().them().contains(tt_move.to_square());
-    let mut picker = MovePicker::new(pos.board(), tt_move, killers, counter, s.config.selective);
+    let mut picker = MovePicker::new(
+        pos.board(),
+        tt_move,
+        killers,
+        counter,
+        s.job.config.selective,
+    );
 
     // Step 11. The moves, by principal variation search: the first (likely best) with the
     // full window, the rest with a null window that only proves them worse, which is
@@ -295,7 +304,7 @@ pub fn negamax(
     let mut best_move: Option<Move> = None;
     // This ply's lists, taken out of the stack while the node runs (a singular search of
     // the same ply takes the emptied slot and allocates its own) and put back at the end.
-    let mut tried = std::mem::take(&mut s.stack[ply].tried);
+    let mut tried = std::mem::take(&mut s.state.stack[ply].tried);
     tried.quiets.clear();
     tried.captures.clear();
     let mut move_count = 0;
@@ -328,7 +337,7 @@ pub fn negamax(
         // when its own score holds beta, or the node is expected to cut anyway, another move
         // likely refutes as well, so the TT move is searched shallower (negative extension).
         let mut extension = 0;
-        if s.config.selective
+        if s.job.config.selective
             && !is_root
             && depth >= SE_MIN_DEPTH
             && excluded.is_none()
@@ -341,7 +350,7 @@ pub fn negamax(
                 if tt_score.abs() < MATE_BOUND {
                     let singular_beta = tt_score - SE_MARGIN_PER_DEPTH.get() * depth;
                     let (singular_alpha, half_depth) = (singular_beta - 1, (depth - 1) / 2);
-                    s.stack[ply].excluded = Some(m);
+                    s.state.stack[ply].excluded = Some(m);
                     let score = negamax(
                         s,
                         pos,
@@ -351,14 +360,14 @@ pub fn negamax(
                         singular_beta,
                         cut_node,
                     );
-                    s.stack[ply].excluded = None;
-                    if s.stopped {
+                    s.state.stack[ply].excluded = None;
+                    if s.state.stopped {
                         return 0;
                     }
                     if score < singular_beta {
                         extension = 1;
                         if !is_pv_node
-                            && i32::from(s.stack[ply].multi_extensions)
+                            && i32::from(s.state.stack[ply].multi_extensions)
                                 < SE_MAX_MULTI_EXTENSIONS.get()
                             && score < singular_beta - SE_DOUBLE_MARGIN.get()
                         {
@@ -384,8 +393,10 @@ pub fn negamax(
         // horizon), quiet moves far below alpha (futility) and moves that lose material by
         // exchange (SEE: too much to win back in the plies left). Once a move mates, the
         // rest are searched in full too: a shorter mate may be among them.
-        let prune =
-            s.config.selective && !is_root && best_score > -MATE_BOUND && best_score < MATE_BOUND;
+        let prune = s.job.config.selective
+            && !is_root
+            && best_score > -MATE_BOUND
+            && best_score < MATE_BOUND;
         if prune
             && is_quiet
             && !in_check
@@ -423,7 +434,7 @@ pub fn negamax(
         }
         // A capture or promotion that wins much by exchange is never reduced (asked only of
         // the moves LMR could reduce; the exchange is judged before the move is made).
-        let noisy_lmr = s.config.selective
+        let noisy_lmr = s.job.config.selective
             && !is_quiet
             && !in_check
             && depth >= LMR_MIN_DEPTH
@@ -431,9 +442,9 @@ pub fn negamax(
             && !see_at_least(pos.board(), m, LMR_NOISY_SEE_KEEP.get());
 
         // Step 14. Make the move, and start loading the child's table entries.
-        let nodes_before = s.nodes;
-        s.stack[ply + 1].multi_extensions =
-            s.stack[ply].multi_extensions + u8::from(extension >= 2);
+        let nodes_before = s.state.nodes;
+        s.state.stack[ply + 1].multi_extensions =
+            s.state.stack[ply].multi_extensions + u8::from(extension >= 2);
         pos.make_move(m);
         s.prefetch_entries(pos);
         let gives_check = pos.in_check();
@@ -451,7 +462,7 @@ pub fn negamax(
             // already (stacking both there makes the bench tree about half as large again).
             let node_terms =
                 i32::from(cut_node) - i32::from(tt_pv && !is_pv_node) * LMR_TT_PV_PLIES;
-            let reduction = if s.config.selective && is_quiet && !in_check {
+            let reduction = if s.job.config.selective && is_quiet && !in_check {
                 let history = s.history.quiet_score(turn, m, &ctx);
                 let is_refutation = is_killer(killers, m) || counter == Some(m);
                 (late_move_reduction(depth, move_count, is_pv_node, gives_check)
@@ -483,7 +494,7 @@ pub fn negamax(
                     // The re-search is the better verdict on the move in this context: its
                     // continuation history learns whether it held up. (Only quiet moves are
                     // ordered by continuation history.)
-                    if is_quiet && !s.stopped {
+                    if is_quiet && !s.state.stopped {
                         let b = bonus(new_depth);
                         let b = if score > alpha { b } else { -b };
                         s.history.update_continuation(turn, m, b, &ctx);
@@ -495,11 +506,13 @@ pub fn negamax(
             }
         }
         pos.unmake_move();
-        if s.stopped {
+        if s.state.stopped {
             return 0;
         }
         if is_root {
-            s.root_moves.add_nodes(m, s.nodes - nodes_before);
+            s.state
+                .root_moves
+                .add_nodes(m, s.state.nodes - nodes_before);
         }
 
         // Step 16. A new best move: it extends the PV; at a cutoff the histories reward it
@@ -510,16 +523,16 @@ pub fn negamax(
             if score > alpha {
                 best_move = Some(m);
                 alpha = score;
-                s.stack.update_pv(ply, m);
+                s.state.stack.update_pv(ply, m);
                 if score >= beta {
-                    s.stats.beta_cutoffs += 1;
+                    s.state.stats.beta_cutoffs += 1;
                     if move_count == 1 {
-                        s.stats.first_move_cutoffs += 1;
+                        s.state.stats.first_move_cutoffs += 1;
                     }
                     if is_quiet {
                         s.history
                             .update_quiet_cutoff(turn, depth, m, &tried.quiets, &ctx);
-                        s.stack[ply].add_killer(m);
+                        s.state.stack[ply].add_killer(m);
                     } else {
                         s.history
                             .update_capture_cutoff(turn, depth, m, &tried.captures);
@@ -534,7 +547,7 @@ pub fn negamax(
             tried.captures.push(m);
         }
     }
-    s.stack[ply].tried = tried;
+    s.state.stack[ply].tried = tried;
 
     // Step 17. No move searched: checkmate or stalemate, or in a singular search, the TT
     // move was the only legal move, which makes it singular by definition.
@@ -550,7 +563,7 @@ pub fn negamax(
     // result says so: an exact score, or a bound on the side the eval was wrong.
     if let Some((keys, _)) = &correction {
         if excluded.is_none()
-            && !(is_root && s.pv_index > 0)
+            && !(is_root && s.state.pv_index > 0)
             && worth_learning(
                 pos.board(),
                 best_move,
@@ -569,8 +582,8 @@ pub fn negamax(
     // for the move ordering of the next iteration. Not at the root of a MultiPV line after
     // the first: that search left the best moves out. (The null-move verification, a
     // search of this node at this ply, may have rewritten the TT-PV flag.)
-    s.stack[ply].tt_pv = tt_pv;
-    if s.config.use_tt && excluded.is_none() && !(is_root && s.pv_index > 0) {
+    s.state.stack[ply].tt_pv = tt_pv;
+    if s.job.config.use_tt && excluded.is_none() && !(is_root && s.state.pv_index > 0) {
         let window = (best_score, original_alpha, beta);
         s.store_result(key, ply, depth, window, best_move, raw_eval);
     }
@@ -580,7 +593,7 @@ pub fn negamax(
 /// The value of a horizon node without quiescence: terminal states are scored exactly,
 /// everything else by the static evaluation.
 fn leaf_value(s: &mut Searcher, pos: &Position, ply: usize) -> i32 {
-    s.nodes += 1;
+    s.state.nodes += 1;
     if pos.legal_moves().is_empty() {
         return if pos.in_check() {
             -MATE + ply as i32

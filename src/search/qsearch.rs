@@ -11,13 +11,13 @@ use crate::score::*;
 use crate::see::see_at_least;
 
 pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32, beta: i32) -> i32 {
-    s.nodes += 1;
-    s.stats.qnodes += 1;
+    s.state.nodes += 1;
+    s.state.stats.qnodes += 1;
     if s.should_abort() {
         return 0;
     }
-    s.seldepth = s.seldepth.max(ply);
-    s.stack[ply].pv_len = ply;
+    s.state.seldepth = s.state.seldepth.max(ply);
+    s.state.stack[ply].pv_len = ply;
     if pos.is_insufficient_material() {
         return DRAW;
     }
@@ -41,15 +41,15 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     let is_pv_node = beta - alpha > 1;
     let original_alpha = alpha;
     // The TT-PV flag is only carried along here (stored as found, or set on a PV line).
-    s.stack[ply].tt_pv = is_pv_node;
-    if s.config.selective {
-        if let Some(entry) = s.tt.probe(key) {
+    s.state.stack[ply].tt_pv = is_pv_node;
+    if s.job.config.selective {
+        if let Some(entry) = s.job.tt.probe(key) {
             let score = score_from_tt(entry.score, ply);
             let cuts = tt_bound_cuts(entry.bound, score, alpha, beta);
             if cuts && !is_pv_node {
                 return score;
             }
-            s.stack[ply].tt_pv |= entry.is_pv;
+            s.state.stack[ply].tt_pv |= entry.is_pv;
         }
     }
 
@@ -60,7 +60,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
         if moves.is_empty() {
             return -MATE + ply as i32;
         }
-        s.stack[ply].qsearch_moves.fill_evasions(&moves);
+        s.state.stack[ply].qsearch_moves.fill_evasions(&moves);
         best_score = -INFINITY;
     } else {
         // Stand pat: the side to move can usually do at least as well as doing nothing.
@@ -70,29 +70,29 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             return best_score;
         }
         alpha = alpha.max(best_score);
-        s.stack[ply].qsearch_moves.fill_tactical(pos.board());
+        s.state.stack[ply].qsearch_moves.fill_tactical(pos.board());
     }
 
     let mut best_move = None;
-    while let Some(m) = s.stack[ply].qsearch_moves.next_move() {
+    while let Some(m) = s.state.stack[ply].qsearch_moves.next_move() {
         // Delta pruning: even winning the victim for free would leave us below alpha.
         // (Asked before the exchange below, which costs more and prunes the same way.)
         if !in_check
-            && s.config.selective
+            && s.job.config.selective
             && m.promotion().is_none()
             && best_score + m.capture().map_or(0, piece_value) + DELTA_MARGIN.get() <= alpha
         {
             continue;
         }
         // A capture that loses material by exchange cannot raise a stand-pat score.
-        if !in_check && s.config.selective && !see_at_least(pos.board(), m, 0) {
+        if !in_check && s.job.config.selective && !see_at_least(pos.board(), m, 0) {
             continue;
         }
         pos.make_move(m);
         s.prefetch_entries(pos);
         let score = -qsearch(s, pos, ply + 1, -beta, -alpha);
         pos.unmake_move();
-        if s.stopped {
+        if s.state.stopped {
             return 0;
         }
         if score > best_score {
@@ -100,14 +100,14 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
             if score > alpha {
                 alpha = score;
                 best_move = Some(m);
-                s.stack.update_pv(ply, m);
+                s.state.stack.update_pv(ply, m);
                 if score >= beta {
                     break;
                 }
             }
         }
     }
-    if s.config.selective {
+    if s.job.config.selective {
         let window = (best_score, original_alpha, beta);
         s.store_result(key, ply, 0, window, best_move, raw_eval);
     }

@@ -5,7 +5,7 @@
 //! time (the search thread adds them between jobs) and retires helpers without joining
 //! them.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -15,7 +15,7 @@ use super::priority::lower_helper_priority;
 use super::SEARCH_STACK_BYTES;
 use crate::nnue::Network;
 use crate::position::Position;
-use crate::search::{Iteration, Limits, Searcher, StopFlags};
+use crate::search::{Counters, Iteration, Limits, SearchJob, Searcher, StopFlags};
 use crate::syzygy::Tablebases;
 use crate::tt::TranspositionTable;
 
@@ -33,16 +33,9 @@ pub struct HelperSearch {
     pub job_flags: Arc<StopFlags>,
 }
 
-/// Where one helper publishes its nodes and tablebase hits during one search: new for
-/// every search, so that a helper still unwinding the last one cannot add its count to
-/// this one's.
-#[derive(Clone, Default)]
-struct Counters {
-    nodes: Arc<AtomicU64>,
-    tb_hits: Arc<AtomicU64>,
-}
-
-/// The counters of the helpers given one search.
+/// The counters of the helpers given one search, where each publishes its nodes and
+/// tablebase hits: new for every search, so that a helper still unwinding the last one
+/// cannot add its count to this one's.
 pub struct HelperCounters(Vec<Counters>);
 
 impl HelperCounters {
@@ -111,12 +104,11 @@ impl HelperPool {
         retired.into_iter().for_each(Helper::retire);
     }
 
-    /// Starts one more helper, which holds `idle_table` between searches. When the system
-    /// will start no more threads, keeps the pool there is and returns what to tell the
-    /// user.
-    pub fn grow(&mut self, idle_table: &Arc<TranspositionTable>) -> Option<String> {
+    /// Starts one more helper. When the system will start no more threads, keeps the pool
+    /// there is and returns what to tell the user.
+    pub fn grow(&mut self) -> Option<String> {
         let id = self.helpers.len() + 1;
-        match Helper::spawn(id, idle_table.clone()) {
+        match Helper::spawn(id) {
             Some(helper) => {
                 self.helpers.push(helper);
                 None
@@ -175,14 +167,10 @@ struct Helper {
 }
 
 impl Helper {
-    /// `idle_table` is what the helper holds between searches: it drops each search's
-    /// table when done, so a resize can free the old table without asking the helpers.
     /// `None` if the system will not start another thread.
-    fn spawn(id: usize, idle_table: Arc<TranspositionTable>) -> Option<Helper> {
+    fn spawn(id: usize) -> Option<Helper> {
         let (jobs, inbox) = unbounded::<HelperJob>();
-        let mut searcher = Searcher::new(idle_table.clone(), Arc::new(StopFlags::default()));
-        searcher.helper_id = id;
-        searcher.ages_table = false;
+        let searcher = Searcher::helper(id);
         let (lowered, priority_lowered) = crossbeam_channel::bounded::<()>(1);
         let handle = std::thread::Builder::new()
             .name(format!("helper-{id}"))
@@ -190,7 +178,7 @@ impl Helper {
             .spawn(move || {
                 lower_helper_priority();
                 let _ = lowered.send(());
-                serve(searcher, &inbox, &idle_table);
+                serve(searcher, &inbox);
             })
             .ok()?;
         // A new thread starts at the search thread's priority. Growing the pool by a
@@ -223,12 +211,10 @@ impl Drop for Helper {
     }
 }
 
-/// A helper's life: one job at a time until the pool drops its channel.
-fn serve(
-    mut searcher: Searcher,
-    inbox: &Receiver<HelperJob>,
-    idle_table: &Arc<TranspositionTable>,
-) {
+/// A helper's life: one job at a time until the pool drops its channel. Its searcher lets
+/// go of each search's table when done, so a resize can free the old table without asking
+/// the helpers.
+fn serve(mut searcher: Searcher, inbox: &Receiver<HelperJob>) {
     // Kept from search to search so that copying the root does not allocate: an
     // idle-priority thread that the scheduler stops inside the allocator holds locks that
     // the normal-priority threads may be waiting for.
@@ -248,19 +234,18 @@ fn serve(
                     tt,
                     job_flags,
                 } = search;
-                searcher.node_counter = counters.nodes;
-                searcher.tb_hit_counter = counters.tb_hits;
-                searcher.tablebases = tablebases;
-                searcher.network = network;
-                searcher.tt = tt;
-                searcher.set_flags(helpers_stop);
-                searcher.job_flags = Some(job_flags);
+                let job = SearchJob {
+                    tablebases,
+                    network,
+                    flags: helpers_stop,
+                    job_flags: Some(job_flags),
+                    counters,
+                    ages_table: false,
+                    ..SearchJob::new(tt, limits)
+                };
                 root.clone_from(&position);
                 drop(position);
-                searcher.iterative_deepening(&mut root, limits, &mut |_| {});
-                searcher.tt = idle_table.clone();
-                searcher.tablebases = Tablebases::default();
-                searcher.job_flags = None;
+                searcher.iterative_deepening(&mut root, job, &mut |_| {});
             }
             HelperJob::ClearHistory => searcher.clear(),
         }
@@ -287,13 +272,12 @@ mod tests {
 
     #[test]
     fn the_pool_grows_to_the_threads_wanted_and_shrinks_at_once() {
-        let idle = Arc::new(TranspositionTable::new(1));
         let mut pool = HelperPool::new();
         assert!(pool.is_complete() && pool.threads() == 1);
         pool.set_threads(3);
         assert_eq!(pool.threads(), 3);
         while !pool.is_complete() {
-            assert_eq!(pool.grow(&idle), None);
+            assert_eq!(pool.grow(), None);
         }
         assert_eq!(pool.helpers.len(), 2);
         pool.set_threads(2);
@@ -307,7 +291,7 @@ mod tests {
         let idle = Arc::new(TranspositionTable::new(1));
         let mut pool = HelperPool::new();
         pool.set_threads(2);
-        pool.grow(&idle);
+        pool.grow();
         let stopped = Arc::new(StopFlags::default());
         stopped.stop.store(true, Ordering::Relaxed);
         assert!(pool.start(&search_on(&idle, stopped)).0.is_empty());

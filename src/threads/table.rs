@@ -9,8 +9,8 @@ use super::upkeep::Task;
 use crate::tt::TranspositionTable;
 
 pub struct HashTable {
-    /// A 1 MB table that threads hold while the real one is being replaced, and that a
-    /// search uses (emptied first) while the real one is not ready.
+    /// A 1 MB table held in place of the real one while that is being replaced, and that
+    /// a search uses (emptied first) while the real one is not ready.
     idle: Arc<TranspositionTable>,
     /// The hash table and the size in MB it was asked for.
     tt: Arc<TranspositionTable>,
@@ -37,12 +37,6 @@ impl HashTable {
             resizing: None,
             clearing: 0,
         }
-    }
-
-    /// The small table a thread holds between searches, so that it keeps no hold on the
-    /// hash table that a resize has to free.
-    pub fn idle(&self) -> &Arc<TranspositionTable> {
-        &self.idle
     }
 
     /// `Hash`: the size wanted, made by the next [`HashTable::start_resize`].
@@ -169,7 +163,7 @@ mod tests {
         table.ask_size(4);
         assert!(table.start_resize(1).is_none(), "one resize at a time");
         assert!(!table.is_settled());
-        assert!(Arc::ptr_eq(&table.for_search(), table.idle()));
+        assert!(Arc::ptr_eq(&table.for_search(), &table.idle));
         assert!(table.unready().contains("2 MB"));
 
         assert!(table
@@ -182,7 +176,7 @@ mod tests {
         ));
         table.resized(Ok(Arc::new(TranspositionTable::new(4))));
         assert!(table.is_settled());
-        assert!(!Arc::ptr_eq(&table.for_search(), table.idle()));
+        assert!(!Arc::ptr_eq(&table.for_search(), &table.idle));
     }
 
     #[test]
@@ -193,7 +187,7 @@ mod tests {
         assert!(matches!(table.start_clear(1), Some(Task::Clear { .. })));
         assert!(table.start_clear(1).is_none(), "cleared once");
         assert!(!table.is_settled());
-        assert!(Arc::ptr_eq(&table.for_search(), table.idle()));
+        assert!(Arc::ptr_eq(&table.for_search(), &table.idle));
         table.cleared();
         assert!(table.is_settled());
     }

@@ -20,7 +20,7 @@ use super::{memory, Job, Progress, Queued, Report, Reporter, SearchSetup, SEARCH
 use crate::nnue::Network;
 use crate::perft;
 use crate::position::Position;
-use crate::search::{Iteration, Limits, SearchResult, Searcher, StopFlags};
+use crate::search::{Iteration, Limits, SearchJob, SearchResult, Searcher, StopFlags};
 use crate::tt::TranspositionTable;
 
 /// Starts the search thread on `inbox`; it ends at `Job::Quit`, `Job::Finish` or when the
@@ -34,8 +34,8 @@ pub fn spawn(
     let job_flags = Arc::new(StopFlags::default());
     memory::map_large_blocks();
     let upkeep = Upkeep::spawn();
-    let mut worker = Worker {
-        searcher: Searcher::new(tt.clone(), job_flags.clone()),
+    let worker = Worker {
+        searcher: Searcher::new(),
         job_flags,
         progress: progress.clone(),
         output,
@@ -45,7 +45,6 @@ pub fn spawn(
         upkeep,
         syzygy: SyzygyTables::default(),
     };
-    worker.searcher.ages_table = false;
     std::thread::Builder::new()
         .name("search".into())
         .stack_size(SEARCH_STACK_BYTES)
@@ -73,7 +72,6 @@ impl Worker {
     fn run(mut self, inbox: Receiver<Queued>) {
         while let Some((job, flags)) = self.next_job(&inbox) {
             if let Some(flags) = flags {
-                self.searcher.set_flags(flags.clone());
                 self.job_flags = flags;
             }
             if job.is_setup() {
@@ -169,7 +167,7 @@ impl Worker {
         let mode = position.castling_mode();
         let result = self.run_search(&mut position, limits, infinite, setup);
         if debug {
-            (self.output)(Report::Note(&self.searcher.stats.summary()));
+            (self.output)(Report::Note(&self.searcher.stats().summary()));
         }
         // The last word before the move, whatever ended the search, unless it has just
         // been said.
@@ -206,7 +204,6 @@ impl Worker {
         }
         let tablebases = self.syzygy.for_search(setup.probe);
         let tt = self.table.for_search();
-        self.searcher.tt = tt.clone();
         // One generation per search, started before any thread of it stores an entry.
         tt.new_search();
         // Helpers search without limits of their own: the main thread stops them. Held
@@ -220,15 +217,21 @@ impl Worker {
             },
             tablebases: tablebases.clone(),
             network: setup.network.clone(),
-            tt,
+            tt: tt.clone(),
             job_flags: self.job_flags.clone(),
         };
         let helpers = self.pool.start(&helper_search);
-        self.searcher.multipv = setup.multipv.max(1);
-        self.searcher.tablebases = tablebases;
-        self.searcher.network = setup.network;
-        self.searcher.strength = setup.strength;
-        let mut result = self.search_main(position, limits, &helpers, setup.show_wdl);
+        let job = SearchJob {
+            multipv: setup.multipv.max(1),
+            strength: setup.strength,
+            tablebases,
+            network: setup.network,
+            flags: self.job_flags.clone(),
+            // Aged above, for all threads.
+            ages_table: false,
+            ..SearchJob::new(tt, limits)
+        };
+        let mut result = self.search_main(position, job, &helpers, setup.show_wdl);
         // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
         while !self.job_flags.stop.load(Ordering::Relaxed)
             && (infinite || self.job_flags.pondering.load(Ordering::Relaxed))
@@ -240,18 +243,11 @@ impl Worker {
         result
     }
 
-    /// A search on the clock waits for the table and the pool at most a quarter of its
-    /// soft limit, and that wait counts against its time (unless the clock has not
-    /// started: pondering). Without a clock nothing can be late, and waiting keeps such
-    /// searches independent of how fast the machine allocates.
+    /// Completes the pool and the upkeep thread's work before the search, as long as its
+    /// limits let it wait (`Limits::setup_wait`); the wait counts against its time.
     fn wait_for_setup(&mut self, limits: &mut Limits) {
-        let waited = self.prepare(limits.time.map(|time| time.soft / 4));
-        if !self.job_flags.pondering.load(Ordering::Relaxed) {
-            if let Some(time) = &mut limits.time {
-                time.soft = time.soft.saturating_sub(waited);
-                time.hard = time.hard.saturating_sub(waited);
-            }
-        }
+        let waited = self.prepare(limits.setup_wait());
+        limits.charge_setup_wait(waited, self.job_flags.pondering.load(Ordering::Relaxed));
     }
 
     /// Before a search: completes the pool and waits for the upkeep thread's work, unless
@@ -291,32 +287,35 @@ impl Worker {
     }
 
     /// The main thread's iterative deepening, each iteration reported with the helpers'
-    /// nodes and tablebase hits added, as are the search's last lines.
+    /// nodes and tablebase hits added, as are the search's last lines; the root move it
+    /// searches announced a few seconds in.
     fn search_main(
         &mut self,
         position: &mut Position,
-        limits: Limits,
+        job: SearchJob,
         helpers: &HelperCounters,
         show_wdl: bool,
     ) -> SearchResult {
         let output = self.output.clone();
         let mode = position.castling_mode();
         let announce = self.output.clone();
-        self.searcher.on_root_move = Some(Box::new(move |current| {
-            announce(Report::CurrentMove { current, mode })
-        }));
-        let mut result =
-            self.searcher
-                .iterative_deepening(position, limits, &mut |it: &Iteration| {
-                    let mut it = it.clone();
-                    helpers.add_to(&mut it);
-                    output(Report::Iteration {
-                        iteration: &it,
-                        mode,
-                        show_wdl,
-                    })
-                });
-        self.searcher.on_root_move = None;
+        let job = SearchJob {
+            on_root_move: Some(Box::new(move |current| {
+                announce(Report::CurrentMove { current, mode })
+            })),
+            ..job
+        };
+        let mut result = self
+            .searcher
+            .iterative_deepening(position, job, &mut |it: &Iteration| {
+                let mut it = it.clone();
+                helpers.add_to(&mut it);
+                output(Report::Iteration {
+                    iteration: &it,
+                    mode,
+                    show_wdl,
+                })
+            });
         for line in &mut result.final_lines {
             helpers.add_to(line);
         }
@@ -377,7 +376,7 @@ impl Worker {
     }
 
     fn add_helper(&mut self) {
-        if let Some(note) = self.pool.grow(self.table.idle()) {
+        if let Some(note) = self.pool.grow() {
             (self.output)(Report::Note(&note));
         }
     }
@@ -393,11 +392,9 @@ impl Worker {
     }
 
     /// Starts the resize asked for, unless one is under way (`take_upkeep_done` starts the
-    /// next). The main thread lets go of the old table here, the helpers when their search
-    /// ends.
+    /// next). The searchers have let go of the old table when their search ended.
     fn start_resize(&mut self) {
         if let Some(task) = self.table.start_resize(self.pool.threads()) {
-            self.searcher.tt = self.table.idle().clone();
             self.upkeep.give(task);
         }
     }

@@ -32,7 +32,7 @@ use shakmaty::Color;
 use crate::nnue::Network;
 use crate::position::Position;
 use crate::score::MATE_BOUND;
-use crate::search::{Limits, SearchResult, Searcher, StopFlags};
+use crate::search::{Limits, SearchJob, SearchResult, Searcher};
 use crate::syzygy::{Outcome, Tablebases};
 use crate::tt::TranspositionTable;
 use format::{pack, GameResult, RECORD_BYTES};
@@ -315,8 +315,7 @@ fn play_games(
     sender: &crossbeam_channel::Sender<FinishedGame>,
 ) {
     let tt = Arc::new(TranspositionTable::new(GAME_HASH_MB));
-    let mut searcher = Searcher::new(tt.clone(), Arc::new(StopFlags::default()));
-    searcher.network = config.network.clone();
+    let mut searcher = Searcher::new();
     while !stop.load(Ordering::Relaxed) {
         let number = next_game.fetch_add(1, Ordering::Relaxed);
         if config.games.is_some_and(|g| number >= g) {
@@ -337,6 +336,7 @@ pub fn game_rng(seed: u64, number: u64) -> StdRng {
 /// Searches `pos` within `nodes` under the run's node limit.
 fn search_move(
     searcher: &mut Searcher,
+    tt: &Arc<TranspositionTable>,
     pos: &mut Position,
     config: &Config,
     nodes: u64,
@@ -352,14 +352,18 @@ fn search_move(
             ..Limits::default()
         },
     };
-    searcher.iterative_deepening(pos, limits, &mut |_| {})
+    let job = SearchJob {
+        network: config.network.clone(),
+        ..SearchJob::new(tt.clone(), limits)
+    };
+    searcher.iterative_deepening(pos, job, &mut |_| {})
 }
 
 /// Plays game `number` to its end and returns it in the run's format.
 fn play_game(
     config: &Config,
     number: u64,
-    tt: &TranspositionTable,
+    tt: &Arc<TranspositionTable>,
     searcher: &mut Searcher,
 ) -> FinishedGame {
     let mut rng = game_rng(config.seed, number);
@@ -398,7 +402,7 @@ fn play_game(
         if plies >= MAX_GAME_PLIES {
             break GameResult::Draw;
         }
-        let searched = search_move(searcher, &mut pos, config, config.nodes);
+        let searched = search_move(searcher, tt, &mut pos, config, config.nodes);
         nodes += searcher.nodes();
         depths += searched.depth.max(0) as u64;
         let score = searched.score;

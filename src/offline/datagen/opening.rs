@@ -8,6 +8,8 @@
 //! the game's own generator and searched from a cleared table, so an opening depends only
 //! on the seed, the game number and the flags.
 
+use std::sync::Arc;
+
 use rand::rngs::StdRng;
 use rand::Rng;
 
@@ -43,7 +45,7 @@ pub struct Opening {
 pub fn opening(
     config: &Config,
     rng: &mut StdRng,
-    tt: &TranspositionTable,
+    tt: &Arc<TranspositionTable>,
     searcher: &mut Searcher,
 ) -> Opening {
     let mut best: Option<Opening> = None;
@@ -54,7 +56,7 @@ pub fn opening(
         let mut position = position.without_history();
         tt.clear();
         searcher.clear();
-        let score = search_move(searcher, &mut position, config, config.verify_nodes).score;
+        let score = search_move(searcher, tt, &mut position, config, config.verify_nodes).score;
         let drawn = Opening {
             position,
             score,
@@ -98,11 +100,8 @@ fn random_plies(config: &Config, rng: &mut StdRng) -> Option<Position> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::offline::datagen::{game_rng, Format, NodeLimit};
-    use crate::search::StopFlags;
     use crate::syzygy::Tablebases;
 
     fn config(book: Vec<String>, random_plies: (u32, u32), max_score: i32) -> Config {
@@ -128,7 +127,7 @@ mod tests {
     /// A game thread's table and searcher.
     fn engine() -> (Arc<TranspositionTable>, Searcher) {
         let tt = Arc::new(TranspositionTable::new(1));
-        let searcher = Searcher::new(tt.clone(), Arc::new(StopFlags::default()));
+        let searcher = Searcher::new();
         (tt, searcher)
     }
 
