@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::offline::datagen::{self, opening, Config, Format, NodeLimit};
 use crate::position::Position;
-use crate::search::{Searcher, StopFlags};
+use crate::search::Searcher;
 use crate::syzygy::Tablebases;
 use crate::tt::TranspositionTable;
 use crate::tunable::Param;
@@ -151,8 +151,7 @@ impl Genfens {
             verbose: false,
         };
         let tt = Arc::new(TranspositionTable::new(datagen::GAME_HASH_MB));
-        let mut searcher = Searcher::new(tt.clone(), Arc::new(StopFlags::default()));
-        searcher.network = config.network.clone();
+        let mut searcher = Searcher::new();
         for game in 0..self.count {
             let mut rng = datagen::game_rng(self.seed, game);
             let drawn = opening::opening(&config, &mut rng, &tt, &mut searcher);
