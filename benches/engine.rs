@@ -169,7 +169,7 @@ fn move_picker(c: &mut Criterion) {
             let mut picked = 0;
             for pos in &positions {
                 let board = pos.board();
-                let mut picker = MovePicker::new(board, PackedMove::NONE, [None; 2], None, true);
+                let mut picker = MovePicker::new(None, [None; 2], None, true);
                 while picker.next_move(board, &history, black_box(&ctx)).is_some() {
                     picked += 1;
                 }

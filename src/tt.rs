@@ -21,7 +21,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use shakmaty::{Move, MoveList, Role, Square};
+use shakmaty::{Move, Role, Square};
 
 pub const MIN_HASH_MB: usize = 1;
 pub const MAX_HASH_MB: usize = 65536;
@@ -83,18 +83,6 @@ impl PackedMove {
 
     pub fn is_none(self) -> bool {
         self.0 == 0
-    }
-
-    /// Finds this move among the legal moves. The TT may hold a move from a different
-    /// position with the same key bits, so a move is only ever used once found here.
-    pub fn find_in(self, moves: &MoveList) -> Option<Move> {
-        if self.is_none() {
-            return None;
-        }
-        moves
-            .iter()
-            .copied()
-            .find(|&m| PackedMove::from_move(m) == self)
     }
 
     pub fn from_square(self) -> Square {

@@ -664,7 +664,7 @@ impl Searcher {
                     self.job
                         .tt
                         .probe(pos.key())
-                        .and_then(|e| e.mv.find_in(&legal))
+                        .and_then(|e| movepick::tt_move(pos.board(), e.mv))
                 })
         };
         pos.unmake_move();

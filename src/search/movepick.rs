@@ -75,7 +75,7 @@ impl ScoredMoves {
     pub fn new(
         board: &Chess,
         moves: MoveList,
-        tt_move: PackedMove,
+        tt_move: Option<Move>,
         killers: [Option<Move>; 2],
         history: &History,
         use_see: bool,
@@ -84,7 +84,7 @@ impl ScoredMoves {
         let ctx = Context::default();
         let mut keys = [0; 256];
         for (i, &m) in moves.iter().enumerate() {
-            let score = if !tt_move.is_none() && PackedMove::from_move(m) == tt_move {
+            let score = if Some(m) == tt_move {
                 ORDER_TT_MOVE
             } else if m.is_capture() {
                 if !use_see || see_at_least(board, m, 0) {
@@ -156,9 +156,16 @@ impl ScoredMoves {
     }
 }
 
+/// The TT move of this board: the packed move rebuilt and checked legal, once, where the
+/// table is probed. The table may hold a move of another position with the same key bits,
+/// so a packed move is only ever used once found legal here.
+pub fn tt_move(board: &Chess, packed: PackedMove) -> Option<Move> {
+    unpack_move(board, packed).filter(|&m| movegen::is_legal(board, m))
+}
+
 /// Rebuilds a full move from its packed TT form on this board; `None` if the squares do
-/// not hold a move of the side to move. Legality is checked separately.
-pub fn unpack_move(board: &Chess, packed: PackedMove) -> Option<Move> {
+/// not hold a move of the side to move. Legality is checked by `tt_move`.
+fn unpack_move(board: &Chess, packed: PackedMove) -> Option<Move> {
     if packed.is_none() {
         return None;
     }
@@ -229,14 +236,13 @@ pub struct MovePicker {
 }
 
 impl MovePicker {
+    /// `tt_move` is legal here (`tt_move` of the probe).
     pub fn new(
-        board: &Chess,
-        tt_move: PackedMove,
+        tt_move: Option<Move>,
         killers: [Option<Move>; 2],
         counter: Option<Move>,
         use_see: bool,
     ) -> MovePicker {
-        let tt_move = unpack_move(board, tt_move).filter(|&m| movegen::is_legal(board, m));
         MovePicker {
             stage: Stage::TtMove,
             tt_move,
@@ -470,14 +476,15 @@ mod tests {
                 .chain([None])
                 .collect();
             for k in 0..candidates.len().min(12) {
-                let tt = candidates[k].map_or(PackedMove::NONE, PackedMove::from_move);
+                let packed = candidates[k].map_or(PackedMove::NONE, PackedMove::from_move);
+                let tt = tt_move(board, packed);
                 let killers = [
                     candidates[(k + 3) % candidates.len()],
                     candidates[(k + 7) % candidates.len()],
                 ];
                 let counter = candidates[(k + 5) % candidates.len()];
                 for use_see in [false, true] {
-                    let mut picker = MovePicker::new(board, tt, killers, counter, use_see);
+                    let mut picker = MovePicker::new(tt, killers, counter, use_see);
                     let mut seen = Vec::new();
                     while let Some(m) = picker.next_move(board, &history, &ctx) {
                         seen.push(m);

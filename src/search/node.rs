@@ -4,14 +4,14 @@ use shakmaty::{Bitboard, Move, Position as _};
 
 use super::correction::{corrected, worth_learning};
 use super::history::{bonus, Context, PieceTo};
-use super::movepick::{MovePicker, ScoredMoves};
+use super::movepick::{self, MovePicker, ScoredMoves};
 use super::params::*;
 use super::{qsearch, score_from_tt, tablebase_score, tt_bound_cuts, Searcher};
 use crate::movegen;
 use crate::position::Position;
 use crate::score::*;
 use crate::see::see_at_least;
-use crate::tt::{Bound, PackedMove};
+use crate::tt::Bound;
 
 /// Searches `pos` to `depth` plies and returns its fail-soft value within (alpha, beta).
 /// `cut_node`: the node is expected to fail high (a non-PV node whose parent expects to
@@ -110,13 +110,12 @@ pub fn negamax(
     };
     let excluded = s.state.stack[ply].excluded;
     let key = pos.key();
-    let mut tt_move = PackedMove::NONE;
+    let mut tt_move = None;
     let mut tt_entry = None;
     if s.job.config.use_tt && excluded.is_none() {
         s.state.stats.tt_probes += 1;
         if let Some(entry) = s.job.tt.probe(key) {
             s.state.stats.tt_hits += 1;
-            tt_move = entry.mv;
             tt_entry = Some(entry);
             if !is_pv_node && i32::from(entry.depth) >= depth {
                 let score = score_from_tt(entry.score, ply);
@@ -124,6 +123,8 @@ pub fn negamax(
                     return score;
                 }
             }
+            // Unpacked and checked legal once, here, past the cutoff that needs no move.
+            tt_move = movepick::tt_move(pos.board(), entry.mv);
         }
     }
     // TT-PV: a PV node, or one the table remembers as having been on a PV. Stored with the
@@ -287,14 +288,10 @@ pub fn negamax(
     let counter = s.history.counter_move(&ctx);
     // A capture as the best move known here makes the quiet moves even less likely to
     // matter: they are reduced one ply more.
-    let tt_move_is_capture = !tt_move.is_none() && pos.board().them().contains(tt_move.to_square());
-    let mut picker = MovePicker::new(
-        pos.board(),
-        tt_move,
-        killers,
-        counter,
-        s.job.config.selective,
-    );
+    // NOTE: an en passant TT move does not count, its target square being empty; counting
+    // it (`m.is_capture()`) would change the search, so it waits for its own test.
+    let tt_move_is_capture = tt_move.is_some_and(|m| pos.board().them().contains(m.to()));
+    let mut picker = MovePicker::new(tt_move, killers, counter, s.job.config.selective);
 
     // Step 11. The moves, by principal variation search: the first (likely best) with the
     // full window, the rest with a null window that only proves them worse, which is
@@ -341,7 +338,7 @@ pub fn negamax(
             && !is_root
             && depth >= SE_MIN_DEPTH
             && excluded.is_none()
-            && PackedMove::from_move(m) == tt_move
+            && Some(m) == tt_move
         {
             if let Some(entry) = tt_entry.filter(|e| {
                 i32::from(e.depth) >= depth - SE_TT_DEPTH_MARGIN && e.bound != Bound::Upper
