@@ -222,7 +222,6 @@ fn transposition_table(c: &mut Criterion) {
     let entry = TtEntry {
         mv: PackedMove(0x8123),
         score: 35,
-        eval: 20,
         depth: 7,
         bound: Bound::Lower,
         is_pv: false,

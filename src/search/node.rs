@@ -102,7 +102,7 @@ pub fn negamax(
     // The raw static evaluation (step 7's) is computed first, though a cutoff here may not
     // need it: the parent prefetched this node's bucket, and the evaluation's work hides
     // that load, which the probe would otherwise wait for (on the bench this costs less
-    // than the waiting did; the table's stored eval, the same number, is not read).
+    // than the waiting did; the table keeps no eval to read instead).
     let raw_eval = if in_check {
         -INFINITY
     } else {
@@ -154,14 +154,7 @@ pub fn negamax(
             s.state.tb_hits += 1;
             let (score, bound) = tablebase_score(outcome, ply);
             if tt_bound_cuts(bound, score, alpha, beta) {
-                s.store(
-                    key,
-                    ply,
-                    depth + TB_DEPTH_BONUS,
-                    (score, bound),
-                    None,
-                    raw_eval,
-                );
+                s.store(key, ply, depth + TB_DEPTH_BONUS, (score, bound), None);
                 return score;
             }
             if is_pv_node {
@@ -582,7 +575,7 @@ pub fn negamax(
     s.state.stack[ply].tt_pv = tt_pv;
     if s.job.config.use_tt && excluded.is_none() && !(is_root && s.state.pv_index > 0) {
         let window = (best_score, original_alpha, beta);
-        s.store_result(key, ply, depth, window, best_move, raw_eval);
+        s.store_result(key, ply, depth, window, best_move);
     }
     best_score
 }
