@@ -4,7 +4,7 @@ use shakmaty::{Bitboard, Move, Position as _};
 
 use super::correction::{corrected, worth_learning};
 use super::history::{bonus, Context, PieceTo};
-use super::movepick::{self, MovePicker, ScoredMoves};
+use super::movepick::{self, MovePicker};
 use super::params::*;
 use super::{qsearch, score_from_tt, tablebase_score, tt_bound_cuts, Searcher};
 use crate::movegen;
@@ -269,22 +269,23 @@ pub fn negamax(
         previous: pos.recent_move(1).map(|m| PieceTo::of(!turn, m)),
         previous2: pos.recent_move(2).map(|m| PieceTo::of(turn, m)),
     };
-    let mut scored_moves = (is_root || !s.job.config.refinements).then(|| {
-        let moves = if is_root {
-            s.state.root_moves.searched_by(s.state.pv_index).collect()
-        } else {
-            pos.legal_moves()
-        };
-        let use_see = s.job.config.selective;
-        ScoredMoves::new(pos.board(), moves, tt_move, killers, &s.history, use_see)
-    });
     let counter = s.history.counter_move(&ctx);
     // A capture as the best move known here makes the quiet moves even less likely to
     // matter: they are reduced one ply more.
     // NOTE: an en passant TT move does not count, its target square being empty; counting
     // it (`m.is_capture()`) would change the search, so it waits for its own test.
     let tt_move_is_capture = tt_move.is_some_and(|m| pos.board().them().contains(m.to()));
-    let mut picker = MovePicker::new(tt_move, killers, counter, s.job.config.selective);
+    let use_see = s.job.config.selective;
+    let mut picker = if is_root || !s.job.config.refinements {
+        let moves = if is_root {
+            s.state.root_moves.searched_by(s.state.pv_index).collect()
+        } else {
+            pos.legal_moves()
+        };
+        MovePicker::scored(pos.board(), moves, tt_move, killers, &s.history, use_see)
+    } else {
+        MovePicker::new(tt_move, killers, counter, use_see)
+    };
 
     // Step 11. The moves, by principal variation search: the first (likely best) with the
     // full window, the rest with a null window that only proves them worse, which is
@@ -299,14 +300,7 @@ pub fn negamax(
     tried.captures.clear();
     let mut move_count = 0;
     let mut skip_quiets = false;
-    loop {
-        let next = match scored_moves.as_mut() {
-            Some(p) => p.next_move(),
-            None => picker.next_move(pos.board(), &s.history, &ctx),
-        };
-        let Some(m) = next else {
-            break;
-        };
+    while let Some(m) = picker.next_move(pos.board(), &s.history, &ctx) {
         if Some(m) == excluded {
             continue;
         }

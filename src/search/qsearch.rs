@@ -73,7 +73,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     }
 
     let mut best_move = None;
-    while let Some(m) = s.state.stack[ply].qsearch_moves.next_move() {
+    while let Some(m) = s.state.stack[ply].qsearch_moves.next_scored() {
         // Delta pruning: even winning the victim for free would leave us below alpha.
         // (Asked before the exchange below, which costs more and prunes the same way.)
         if !in_check
