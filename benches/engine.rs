@@ -169,7 +169,7 @@ fn move_picker(c: &mut Criterion) {
             let mut picked = 0;
             for pos in &positions {
                 let board = pos.board();
-                let mut picker = MovePicker::new(board, PackedMove::NONE, [None; 2], None, true);
+                let mut picker = MovePicker::new(None, [None; 2], None, true);
                 while picker.next_move(board, &history, black_box(&ctx)).is_some() {
                     picked += 1;
                 }
@@ -222,7 +222,6 @@ fn transposition_table(c: &mut Criterion) {
     let entry = TtEntry {
         mv: PackedMove(0x8123),
         score: 35,
-        eval: 20,
         depth: 7,
         bound: Bound::Lower,
         is_pv: false,

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!   word 0: key ^ data          (the "check" word)
-//!   word 1: data = move:16 | score:16 | eval:16 | depth:8 | bound:2 | pv:1 | generation:5
+//!   word 1: data = move:16 | score:16 | depth:8 | bound:2 | pv:1 | generation:5 | 0:16
 //! ```
 //!
 //! `pv` (the TT-PV flag) says the position was on a principal variation when stored, or
@@ -21,7 +21,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use shakmaty::{Move, MoveList, Role, Square};
+use shakmaty::{Move, Role, Square};
 
 pub const MIN_HASH_MB: usize = 1;
 pub const MAX_HASH_MB: usize = 65536;
@@ -33,8 +33,10 @@ const CACHE_LINE_BYTES: usize = 64;
 const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
 const _: () = assert!(ENTRIES_PER_BUCKET * SLOT_BYTES == CACHE_LINE_BYTES);
 const GENERATION_MASK: u8 = 0x1f;
-const PV_BIT: u64 = 1 << 58;
-const GENERATION_SHIFT: u32 = 59;
+const DEPTH_SHIFT: u32 = 32;
+const BOUND_SHIFT: u32 = 40;
+const PV_BIT: u64 = 1 << 42;
+const GENERATION_SHIFT: u32 = 43;
 /// A new bound for a key does not replace an entry more than this many plies deeper...
 const KEEP_DEEPER_BY: u8 = 3;
 /// ... nor does a new exact result replace one of the same search this much deeper.
@@ -51,7 +53,6 @@ pub enum Bound {
 pub struct TtEntry {
     pub mv: PackedMove,
     pub score: i16,
-    pub eval: i16,
     pub depth: u8,
     pub bound: Bound,
     /// The TT-PV flag: the node was (or had been) on a principal variation.
@@ -85,18 +86,6 @@ impl PackedMove {
         self.0 == 0
     }
 
-    /// Finds this move among the legal moves. The TT may hold a move from a different
-    /// position with the same key bits, so a move is only ever used once found here.
-    pub fn find_in(self, moves: &MoveList) -> Option<Move> {
-        if self.is_none() {
-            return None;
-        }
-        moves
-            .iter()
-            .copied()
-            .find(|&m| PackedMove::from_move(m) == self)
-    }
-
     pub fn from_square(self) -> Square {
         Square::new(u32::from(self.0 & 63))
     }
@@ -128,15 +117,14 @@ pub struct TranspositionTable {
 fn pack(entry: &TtEntry, generation: u8) -> u64 {
     u64::from(entry.mv.0)
         | u64::from(entry.score as u16) << 16
-        | u64::from(entry.eval as u16) << 32
-        | u64::from(entry.depth) << 48
-        | (entry.bound as u64) << 56
+        | u64::from(entry.depth) << DEPTH_SHIFT
+        | (entry.bound as u64) << BOUND_SHIFT
         | if entry.is_pv { PV_BIT } else { 0 }
         | u64::from(generation & GENERATION_MASK) << GENERATION_SHIFT
 }
 
 fn unpack(data: u64) -> Option<(TtEntry, u8)> {
-    let bound = match (data >> 56) & 3 {
+    let bound = match (data >> BOUND_SHIFT) & 3 {
         1 => Bound::Exact,
         2 => Bound::Lower,
         3 => Bound::Upper,
@@ -146,8 +134,7 @@ fn unpack(data: u64) -> Option<(TtEntry, u8)> {
         TtEntry {
             mv: PackedMove(data as u16),
             score: (data >> 16) as u16 as i16,
-            eval: (data >> 32) as u16 as i16,
-            depth: (data >> 48) as u8,
+            depth: (data >> DEPTH_SHIFT) as u8,
             bound,
             is_pv: data & PV_BIT != 0,
         },
@@ -501,7 +488,6 @@ mod tests {
         TtEntry {
             mv: PackedMove(0x8123),
             score,
-            eval: -17,
             depth,
             bound: Bound::Lower,
             is_pv: false,
@@ -546,7 +532,7 @@ mod tests {
     fn pv_flag_round_trips_with_every_other_field() {
         let moves = [PackedMove::NONE, PackedMove(0x8123), PackedMove(0xffff)];
         for mv in moves {
-            for (score, eval) in [(i16::MIN, i16::MAX), (-1, 1), (31_000, -32_000)] {
+            for score in [i16::MIN, -1, 0, 31_000, i16::MAX] {
                 for depth in [0, 1, 127, 255] {
                     for bound in [Bound::Exact, Bound::Lower, Bound::Upper] {
                         for is_pv in [false, true] {
@@ -554,7 +540,6 @@ mod tests {
                                 let e = TtEntry {
                                     mv,
                                     score,
-                                    eval,
                                     depth,
                                     bound,
                                     is_pv,

@@ -9,7 +9,7 @@ use std::ops::{Index, IndexMut};
 
 use shakmaty::Move;
 
-use super::movepick::ScoredMoves;
+use super::movepick::MovePicker;
 use crate::score::MAX_PLY;
 
 /// The moves a node has searched so far, by kind (for the history update at a cutoff).
@@ -41,7 +41,7 @@ pub struct Frame {
     pub tried: TriedMoves,
     /// Quiescence's move list, filled in place: a move list is a few kilobytes, and
     /// building one per node and moving it into place showed in profiles.
-    pub qsearch_moves: ScoredMoves,
+    pub qsearch_moves: MovePicker,
 }
 
 impl Frame {
@@ -55,7 +55,7 @@ impl Frame {
             pv: [None; MAX_PLY + 1],
             pv_len: 0,
             tried: TriedMoves::default(),
-            qsearch_moves: ScoredMoves::empty(),
+            qsearch_moves: MovePicker::empty(),
         }
     }
 

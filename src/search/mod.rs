@@ -664,7 +664,7 @@ impl Searcher {
                     self.job
                         .tt
                         .probe(pos.key())
-                        .and_then(|e| e.mv.find_in(&legal))
+                        .and_then(|e| movepick::tt_move(pos.board(), e.mv))
                 })
         };
         pos.unmake_move();
@@ -779,7 +779,6 @@ impl Searcher {
         depth: i32,
         (best_score, original_alpha, beta): (i32, i32, i32),
         best_move: Option<Move>,
-        static_eval: i32,
     ) {
         let bound = if best_score >= beta {
             Bound::Lower
@@ -788,11 +787,11 @@ impl Searcher {
         } else {
             Bound::Upper
         };
-        self.store(key, ply, depth, (best_score, bound), best_move, static_eval);
+        self.store(key, ply, depth, (best_score, bound), best_move);
     }
 
-    /// The one place an entry is built: the score relative to the node, the raw static eval
-    /// and the depth in the ranges the entry's fields hold, and the node's TT-PV flag.
+    /// The one place an entry is built: the score relative to the node and the depth in
+    /// the ranges the entry's fields hold, and the node's TT-PV flag.
     #[inline]
     fn store(
         &self,
@@ -801,14 +800,12 @@ impl Searcher {
         depth: i32,
         (score, bound): (i32, Bound),
         mv: Option<Move>,
-        static_eval: i32,
     ) {
         self.job.tt.store(
             key,
             TtEntry {
                 mv: mv.map_or(PackedMove::NONE, PackedMove::from_move),
                 score: score_to_tt(score, ply),
-                eval: static_eval.clamp(-MATE_BOUND, MATE_BOUND) as i16,
                 depth: depth.clamp(0, i32::from(u8::MAX)) as u8,
                 bound,
                 is_pv: self.state.stack[ply].tt_pv,

@@ -1,8 +1,13 @@
-//! Move ordering. Inner nodes use the staged `MovePicker`: the TT move is tried before
-//! anything is generated, then good captures, killers, the counter-move, quiet moves by
-//! history, and losing captures last. Within a stage moves are picked best-first one at a
-//! time, so a cutoff does not pay for sorting (or generating) the rest. The root and
-//! quiescence search use `ScoredMoves`, a list scored at once.
+//! Move ordering: one `MovePicker` with three stage families. Inner nodes go through the
+//! staged main family: the TT move is tried before anything is generated, then good
+//! captures, killers, the counter-move, quiet moves by history, and losing captures last
+//! (in check the same stages, over the evasions). Within a stage moves are picked
+//! best-first one at a time, so a cutoff does not pay for sorting (or generating) the
+//! rest. The root (its own list, which `searchmoves` and MultiPV restrict), nodes searched
+//! without the refinements, and quiescence use the scored family: a list scored at once
+//! and picked best-first. The families score captures differently, as they always have:
+//! the main one by `mvv_lva * 8` plus capture history, the root's by `ORDER_CAPTURE +
+//! mvv_lva`, quiescence's by MVV-LVA and the promotion.
 
 use shakmaty::{Bitboard, Chess, Move, MoveList, Position, Role};
 
@@ -61,104 +66,16 @@ fn pick_best(moves: &mut MoveList, keys: &mut [i32; 256], next: usize) -> Option
     Some(moves[next])
 }
 
-/// A scored list of moves, picked best-first: the root and quiescence search use it.
-pub struct ScoredMoves {
-    moves: MoveList,
-    /// The moves' order keys (`order_key`), slot by slot.
-    keys: [i32; 256],
-    next: usize,
-}
-
-impl ScoredMoves {
-    /// Orders a full move list (the root's): TT move, captures (losing ones last with
-    /// `use_see`), promotions, killers, then quiets by history.
-    pub fn new(
-        board: &Chess,
-        moves: MoveList,
-        tt_move: PackedMove,
-        killers: [Option<Move>; 2],
-        history: &History,
-        use_see: bool,
-    ) -> ScoredMoves {
-        let turn = board.turn();
-        let ctx = Context::default();
-        let mut keys = [0; 256];
-        for (i, &m) in moves.iter().enumerate() {
-            let score = if !tt_move.is_none() && PackedMove::from_move(m) == tt_move {
-                ORDER_TT_MOVE
-            } else if m.is_capture() {
-                if !use_see || see_at_least(board, m, 0) {
-                    ORDER_CAPTURE + mvv_lva(m)
-                } else {
-                    ORDER_BAD_CAPTURE + mvv_lva(m)
-                }
-            } else if m.promotion().is_some() {
-                ORDER_PROMOTION + piece_value(m.promotion().unwrap_or(Role::Pawn))
-            } else if Some(m) == killers[0] {
-                ORDER_KILLER_1
-            } else if Some(m) == killers[1] {
-                ORDER_KILLER_2
-            } else {
-                history.quiet_score(turn, m, &ctx)
-            };
-            keys[i] = order_key(score, i);
-        }
-        ScoredMoves {
-            moves,
-            keys,
-            next: 0,
-        }
-    }
-
-    /// An empty list, to be filled by `fill_tactical` or `fill_evasions`.
-    pub fn empty() -> ScoredMoves {
-        ScoredMoves {
-            moves: MoveList::new(),
-            keys: [0; 256],
-            next: 0,
-        }
-    }
-
-    /// Quiescence moves of a quiet position, in this list's storage: captures, then quiet
-    /// queen promotions (under-promotions almost never change the score), generated
-    /// without the quiet moves.
-    #[inline]
-    pub fn fill_tactical(&mut self, board: &Chess) {
-        self.moves.clear();
-        self.next = 0;
-        movegen::tactical_moves(board, &mut self.moves);
-        self.score_tactical();
-    }
-
-    /// Every move in `moves` (the evasions of a position in check), ordered by MVV-LVA
-    /// (promotions by the new piece too), in this list's storage.
-    #[inline]
-    pub fn fill_evasions(&mut self, moves: &MoveList) {
-        self.moves.clear();
-        self.moves.extend(moves.iter().copied());
-        self.next = 0;
-        self.score_tactical();
-    }
-
-    #[inline]
-    fn score_tactical(&mut self) {
-        for (i, &m) in self.moves.iter().enumerate() {
-            let score = mvv_lva(m) + m.promotion().map_or(0, piece_value);
-            self.keys[i] = order_key(score, i);
-        }
-    }
-
-    #[inline]
-    pub fn next_move(&mut self) -> Option<Move> {
-        let m = pick_best(&mut self.moves, &mut self.keys, self.next)?;
-        self.next += 1;
-        Some(m)
-    }
+/// The TT move of this board: the packed move rebuilt and checked legal, once, where the
+/// table is probed. The table may hold a move of another position with the same key bits,
+/// so a packed move is only ever used once found legal here.
+pub fn tt_move(board: &Chess, packed: PackedMove) -> Option<Move> {
+    unpack_move(board, packed).filter(|&m| movegen::is_legal(board, m))
 }
 
 /// Rebuilds a full move from its packed TT form on this board; `None` if the squares do
-/// not hold a move of the side to move. Legality is checked separately.
-pub fn unpack_move(board: &Chess, packed: PackedMove) -> Option<Move> {
+/// not hold a move of the side to move. Legality is checked by `tt_move`.
+fn unpack_move(board: &Chess, packed: PackedMove) -> Option<Move> {
     if packed.is_none() {
         return None;
     }
@@ -201,16 +118,19 @@ enum Stage {
     Quiets,
     BadCaptures,
     Done,
+    /// The scored family: the whole list, scored at once, in `captures`.
+    Scored,
 }
 
-/// The staged move picker of inner nodes. Every legal move is returned exactly once (the TT
-/// move, killers and counter-move are skipped in the later stages that would repeat them).
+/// The move picker. In the main family every legal move is returned exactly once (the TT
+/// move, killers and counter-move are skipped in the later stages that would repeat them);
+/// in the scored family every move of the list given.
 pub struct MovePicker {
     stage: Stage,
     tt_move: Option<Move>,
     killers: [Option<Move>; 2],
     counter: Option<Move>,
-    /// Captures; the slots before `next_capture` are reused for the losing captures found
+    /// Captures (in the scored family, the whole list); the slots before `next_capture` are reused for the losing captures found
     /// so far (`bad_count` of them, in the order found), which are tried last.
     captures: MoveList,
     next_capture: usize,
@@ -229,14 +149,13 @@ pub struct MovePicker {
 }
 
 impl MovePicker {
+    /// `tt_move` is legal here (`tt_move` of the probe).
     pub fn new(
-        board: &Chess,
-        tt_move: PackedMove,
+        tt_move: Option<Move>,
         killers: [Option<Move>; 2],
         counter: Option<Move>,
         use_see: bool,
     ) -> MovePicker {
-        let tt_move = unpack_move(board, tt_move).filter(|&m| movegen::is_legal(board, m));
         MovePicker {
             stage: Stage::TtMove,
             tt_move,
@@ -253,6 +172,92 @@ impl MovePicker {
             skip_quiets: false,
             use_see,
         }
+    }
+
+    /// The scored family over a full move list (the root's, or a node's searched without
+    /// the refinements): TT move, captures (losing ones last with `use_see`), promotions,
+    /// killers, then quiets by history.
+    pub fn scored(
+        board: &Chess,
+        moves: MoveList,
+        tt_move: Option<Move>,
+        killers: [Option<Move>; 2],
+        history: &History,
+        use_see: bool,
+    ) -> MovePicker {
+        let turn = board.turn();
+        let ctx = Context::default();
+        let mut picker = MovePicker::new(tt_move, killers, None, use_see);
+        picker.stage = Stage::Scored;
+        for (i, &m) in moves.iter().enumerate() {
+            let score = if Some(m) == tt_move {
+                ORDER_TT_MOVE
+            } else if m.is_capture() {
+                if !use_see || see_at_least(board, m, 0) {
+                    ORDER_CAPTURE + mvv_lva(m)
+                } else {
+                    ORDER_BAD_CAPTURE + mvv_lva(m)
+                }
+            } else if m.promotion().is_some() {
+                ORDER_PROMOTION + piece_value(m.promotion().unwrap_or(Role::Pawn))
+            } else if Some(m) == killers[0] {
+                ORDER_KILLER_1
+            } else if Some(m) == killers[1] {
+                ORDER_KILLER_2
+            } else {
+                history.quiet_score(turn, m, &ctx)
+            };
+            picker.keys[i] = order_key(score, i);
+        }
+        picker.captures = moves;
+        picker
+    }
+
+    /// An empty scored picker, to be filled by `fill_tactical` or `fill_evasions`
+    /// (quiescence keeps one per ply and refills it in place).
+    pub fn empty() -> MovePicker {
+        let mut picker = MovePicker::new(None, [None; 2], None, false);
+        picker.stage = Stage::Done;
+        picker
+    }
+
+    /// The quiescence family of a quiet position, in this picker's storage: captures, then
+    /// quiet queen promotions (under-promotions almost never change the score), generated
+    /// without the quiet moves.
+    #[inline]
+    pub fn fill_tactical(&mut self, board: &Chess) {
+        self.captures.clear();
+        movegen::tactical_moves(board, &mut self.captures);
+        self.score_tactical();
+    }
+
+    /// The quiescence family in check: every move in `moves` (the evasions), ordered by
+    /// MVV-LVA (promotions by the new piece too), in this picker's storage.
+    #[inline]
+    pub fn fill_evasions(&mut self, moves: &MoveList) {
+        self.captures.clear();
+        self.captures.extend(moves.iter().copied());
+        self.score_tactical();
+    }
+
+    #[inline]
+    fn score_tactical(&mut self) {
+        self.stage = Stage::Scored;
+        self.next_capture = 0;
+        for (i, &m) in self.captures.iter().enumerate() {
+            let score = mvv_lva(m) + m.promotion().map_or(0, piece_value);
+            self.keys[i] = order_key(score, i);
+        }
+    }
+
+    /// The next move of a scored picker (the root, an unrefined node, quiescence), which
+    /// needs neither the board nor the histories.
+    #[inline]
+    pub fn next_scored(&mut self) -> Option<Move> {
+        debug_assert!(matches!(self.stage, Stage::Scored | Stage::Done));
+        let m = pick_best(&mut self.captures, &mut self.keys, self.next_capture)?;
+        self.next_capture += 1;
+        Some(m)
     }
 
     /// Late move pruning: no more quiet moves from this node (killers included).
@@ -369,6 +374,7 @@ impl MovePicker {
                     self.stage = Stage::Done;
                 }
                 Stage::Done => return None,
+                Stage::Scored => return self.next_scored(),
             }
         }
     }
@@ -470,14 +476,15 @@ mod tests {
                 .chain([None])
                 .collect();
             for k in 0..candidates.len().min(12) {
-                let tt = candidates[k].map_or(PackedMove::NONE, PackedMove::from_move);
+                let packed = candidates[k].map_or(PackedMove::NONE, PackedMove::from_move);
+                let tt = tt_move(board, packed);
                 let killers = [
                     candidates[(k + 3) % candidates.len()],
                     candidates[(k + 7) % candidates.len()],
                 ];
                 let counter = candidates[(k + 5) % candidates.len()];
                 for use_see in [false, true] {
-                    let mut picker = MovePicker::new(board, tt, killers, counter, use_see);
+                    let mut picker = MovePicker::new(tt, killers, counter, use_see);
                     let mut seen = Vec::new();
                     while let Some(m) = picker.next_move(board, &history, &ctx) {
                         seen.push(m);
@@ -493,6 +500,41 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The scored family returns every move of its list once, the TT move first, and the
+    /// quiescence fills replace what an earlier fill left.
+    #[test]
+    fn scored_family_yields_its_list_once() {
+        let history = History::default();
+        let ctx = Context::default();
+        let mut quiescence = MovePicker::empty();
+        assert_eq!(quiescence.next_scored(), None);
+        for fen in BENCH_FENS {
+            let board = EnginePosition::from_fen(fen, false)
+                .unwrap()
+                .board()
+                .clone();
+            let legal = board.legal_moves();
+            let tt = legal.last().copied();
+            for use_see in [false, true] {
+                let mut picker =
+                    MovePicker::scored(&board, legal.clone(), tt, [None; 2], &history, use_see);
+                let mut seen = Vec::new();
+                while let Some(m) = picker.next_move(&board, &history, &ctx) {
+                    seen.push(m);
+                }
+                assert_eq!(seen.first().copied(), tt, "{fen}");
+                assert_eq!(seen.len(), legal.len(), "{fen}");
+                assert!(legal.iter().all(|m| seen.contains(m)), "{fen}");
+            }
+            quiescence.fill_evasions(&legal);
+            let mut count = 0;
+            while quiescence.next_scored().is_some() {
+                count += 1;
+            }
+            assert_eq!(count, legal.len(), "{fen}");
         }
     }
 

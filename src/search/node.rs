@@ -4,14 +4,14 @@ use shakmaty::{Bitboard, Move, Position as _};
 
 use super::correction::{corrected, worth_learning};
 use super::history::{bonus, Context, PieceTo};
-use super::movepick::{MovePicker, ScoredMoves};
+use super::movepick::{self, MovePicker};
 use super::params::*;
 use super::{qsearch, score_from_tt, tablebase_score, tt_bound_cuts, Searcher};
 use crate::movegen;
 use crate::position::Position;
 use crate::score::*;
 use crate::see::see_at_least;
-use crate::tt::{Bound, PackedMove};
+use crate::tt::Bound;
 
 /// Searches `pos` to `depth` plies and returns its fail-soft value within (alpha, beta).
 /// `cut_node`: the node is expected to fail high (a non-PV node whose parent expects to
@@ -102,7 +102,7 @@ pub fn negamax(
     // The raw static evaluation (step 7's) is computed first, though a cutoff here may not
     // need it: the parent prefetched this node's bucket, and the evaluation's work hides
     // that load, which the probe would otherwise wait for (on the bench this costs less
-    // than the waiting did; the table's stored eval, the same number, is not read).
+    // than the waiting did; the table keeps no eval to read instead).
     let raw_eval = if in_check {
         -INFINITY
     } else {
@@ -110,13 +110,12 @@ pub fn negamax(
     };
     let excluded = s.state.stack[ply].excluded;
     let key = pos.key();
-    let mut tt_move = PackedMove::NONE;
+    let mut tt_move = None;
     let mut tt_entry = None;
     if s.job.config.use_tt && excluded.is_none() {
         s.state.stats.tt_probes += 1;
         if let Some(entry) = s.job.tt.probe(key) {
             s.state.stats.tt_hits += 1;
-            tt_move = entry.mv;
             tt_entry = Some(entry);
             if !is_pv_node && i32::from(entry.depth) >= depth {
                 let score = score_from_tt(entry.score, ply);
@@ -124,6 +123,8 @@ pub fn negamax(
                     return score;
                 }
             }
+            // Unpacked and checked legal once, here, past the cutoff that needs no move.
+            tt_move = movepick::tt_move(pos.board(), entry.mv);
         }
     }
     // TT-PV: a PV node, or one the table remembers as having been on a PV. Stored with the
@@ -153,14 +154,7 @@ pub fn negamax(
             s.state.tb_hits += 1;
             let (score, bound) = tablebase_score(outcome, ply);
             if tt_bound_cuts(bound, score, alpha, beta) {
-                s.store(
-                    key,
-                    ply,
-                    depth + TB_DEPTH_BONUS,
-                    (score, bound),
-                    None,
-                    raw_eval,
-                );
+                s.store(key, ply, depth + TB_DEPTH_BONUS, (score, bound), None);
                 return score;
             }
             if is_pv_node {
@@ -275,26 +269,23 @@ pub fn negamax(
         previous: pos.recent_move(1).map(|m| PieceTo::of(!turn, m)),
         previous2: pos.recent_move(2).map(|m| PieceTo::of(turn, m)),
     };
-    let mut scored_moves = (is_root || !s.job.config.refinements).then(|| {
+    let counter = s.history.counter_move(&ctx);
+    // A capture as the best move known here makes the quiet moves even less likely to
+    // matter: they are reduced one ply more.
+    // NOTE: an en passant TT move does not count, its target square being empty; counting
+    // it (`m.is_capture()`) would change the search, so it waits for its own test.
+    let tt_move_is_capture = tt_move.is_some_and(|m| pos.board().them().contains(m.to()));
+    let use_see = s.job.config.selective;
+    let mut picker = if is_root || !s.job.config.refinements {
         let moves = if is_root {
             s.state.root_moves.searched_by(s.state.pv_index).collect()
         } else {
             pos.legal_moves()
         };
-        let use_see = s.job.config.selective;
-        ScoredMoves::new(pos.board(), moves, tt_move, killers, &s.history, use_see)
-    });
-    let counter = s.history.counter_move(&ctx);
-    // A capture as the best move known here makes the quiet moves even less likely to
-    // matter: they are reduced one ply more.
-    let tt_move_is_capture = !tt_move.is_none() && pos.board().them().contains(tt_move.to_square());
-    let mut picker = MovePicker::new(
-        pos.board(),
-        tt_move,
-        killers,
-        counter,
-        s.job.config.selective,
-    );
+        MovePicker::scored(pos.board(), moves, tt_move, killers, &s.history, use_see)
+    } else {
+        MovePicker::new(tt_move, killers, counter, use_see)
+    };
 
     // Step 11. The moves, by principal variation search: the first (likely best) with the
     // full window, the rest with a null window that only proves them worse, which is
@@ -309,14 +300,7 @@ pub fn negamax(
     tried.captures.clear();
     let mut move_count = 0;
     let mut skip_quiets = false;
-    loop {
-        let next = match scored_moves.as_mut() {
-            Some(p) => p.next_move(),
-            None => picker.next_move(pos.board(), &s.history, &ctx),
-        };
-        let Some(m) = next else {
-            break;
-        };
+    while let Some(m) = picker.next_move(pos.board(), &s.history, &ctx) {
         if Some(m) == excluded {
             continue;
         }
@@ -341,7 +325,7 @@ pub fn negamax(
             && !is_root
             && depth >= SE_MIN_DEPTH
             && excluded.is_none()
-            && PackedMove::from_move(m) == tt_move
+            && Some(m) == tt_move
         {
             if let Some(entry) = tt_entry.filter(|e| {
                 i32::from(e.depth) >= depth - SE_TT_DEPTH_MARGIN && e.bound != Bound::Upper
@@ -585,7 +569,7 @@ pub fn negamax(
     s.state.stack[ply].tt_pv = tt_pv;
     if s.job.config.use_tt && excluded.is_none() && !(is_root && s.state.pv_index > 0) {
         let window = (best_score, original_alpha, beta);
-        s.store_result(key, ply, depth, window, best_move, raw_eval);
+        s.store_result(key, ply, depth, window, best_move);
     }
     best_score
 }

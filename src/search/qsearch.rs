@@ -28,8 +28,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
 
     // The raw static evaluation first, though a cutoff by the table may not need it: the
     // parent prefetched this node's bucket, and the evaluation's work hides that load,
-    // which the probe would otherwise wait for (the table's stored eval, the same number,
-    // is not read).
+    // which the probe would otherwise wait for (the table keeps no eval to read instead).
     let raw_eval = if in_check {
         -INFINITY
     } else {
@@ -74,7 +73,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     }
 
     let mut best_move = None;
-    while let Some(m) = s.state.stack[ply].qsearch_moves.next_move() {
+    while let Some(m) = s.state.stack[ply].qsearch_moves.next_scored() {
         // Delta pruning: even winning the victim for free would leave us below alpha.
         // (Asked before the exchange below, which costs more and prunes the same way.)
         if !in_check
@@ -109,7 +108,7 @@ pub fn qsearch(s: &mut Searcher, pos: &mut Position, ply: usize, mut alpha: i32,
     }
     if s.job.config.selective {
         let window = (best_score, original_alpha, beta);
-        s.store_result(key, ply, 0, window, best_move, raw_eval);
+        s.store_result(key, ply, 0, window, best_move);
     }
     best_score
 }
