@@ -528,6 +528,11 @@ pub struct TrainArgs {
     /// Weight of the game result in the target; the rest is the search score.
     #[arg(long, default_value_t = 0.25)]
     pub wdl: f32,
+    /// The sigmoid scale (cp) that turns scores into expected results for the target: the
+    /// score whose expected result is 1 / (1 + e^-1), about 0.73. The net's own scale by
+    /// default; a scale fitted to the data keeps a blended target from inflating scores.
+    #[arg(long, default_value_t = crate::nnue::EVAL_SCALE as f32)]
+    pub target_scale: f32,
     /// Also train on every training position mirrored left to right (files a-h swapped),
     /// which has the same value: twice the positions from the same games.
     #[arg(long)]
@@ -545,6 +550,13 @@ pub struct TrainArgs {
 
 impl TrainArgs {
     pub fn run(self) -> ExitCode {
+        if !(self.target_scale.is_finite() && self.target_scale > 0.0) {
+            eprintln!(
+                "train: --target-scale {}: give a positive number of centipawns",
+                self.target_scale
+            );
+            return ExitCode::FAILURE;
+        }
         let checkpoint = self.checkpoint.unwrap_or_else(|| {
             let mut path = self.out.clone().into_os_string();
             path.push(".ckpt");
@@ -578,7 +590,10 @@ impl TrainArgs {
             },
             validation_data: self.validation_data,
             cache: self.cache,
-            wdl: self.wdl.clamp(0.0, 1.0),
+            target: train::data::Target {
+                wdl: self.wdl.clamp(0.0, 1.0),
+                scale: self.target_scale,
+            },
             mirror: self.mirror,
             threads: self.threads,
             validation_fraction: self.validation_fraction,

@@ -275,6 +275,46 @@ fn read_cache(path: &Path, fingerprint: u64) -> io::Result<LoadedRecords> {
     })
 }
 
+/// What a sample's target is made of: the search score as an expected result, on a sigmoid
+/// of `scale` cp, blended with the game's result at weight `wdl`.
+///
+/// The net's output stays in centipawns whatever the scale: the trainer compares
+/// sigmoid(output / scale) with the target. A scale fitted to the data (the result a score
+/// of `scale` cp gives is 1 / (1 + e^-1)) keeps a blended target from inflating the scores
+/// the net learns; with `wdl` 0 the scale only weighs the errors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Target {
+    pub wdl: f32,
+    pub scale: f32,
+}
+
+impl Target {
+    /// The search score alone, on the net's own scale.
+    pub const SCORE: Target = Target {
+        wdl: 0.0,
+        scale: EVAL_SCALE as f32,
+    };
+    /// The game's result alone.
+    pub const RESULT: Target = Target {
+        wdl: 1.0,
+        scale: EVAL_SCALE as f32,
+    };
+
+    /// The blend `wdl` on the net's own scale.
+    pub fn blend(wdl: f32) -> Target {
+        Target {
+            wdl,
+            scale: EVAL_SCALE as f32,
+        }
+    }
+
+    /// What the net's output (in logits of EVAL_SCALE cp) is multiplied by to be a logit
+    /// of this target's scale: exactly 1.0 on the net's own scale.
+    pub fn gain(self) -> f32 {
+        EVAL_SCALE as f32 / self.scale
+    }
+}
+
 /// A position as the network sees it: active feature indices from the side to move's
 /// perspective and from the other side's, and the training target.
 #[derive(Clone, Debug)]
@@ -284,17 +324,19 @@ pub struct TrainingSample {
     pub len: usize,
     /// Expected score for the side to move, in [0, 1].
     pub target: f32,
+    /// The target's `Target::gain`.
+    pub gain: f32,
 }
 
 impl TrainingSample {
-    /// `wdl` is the weight of the game result against the search score in the target;
-    /// `kings` numbers the inputs.
-    pub fn new(position: &LabelledPosition, wdl: f32, kings: &KingBuckets) -> TrainingSample {
+    /// `target` says how the score and result make the target; `kings` numbers the inputs.
+    pub fn new(position: &LabelledPosition, target: Target, kings: &KingBuckets) -> TrainingSample {
         let us = position.turn;
         let mut sample = TrainingSample {
             features: [[0; MAX_ACTIVE_FEATURES]; 2],
             len: position.piece_count,
             target: 0.0,
+            gain: target.gain(),
         };
         // Without king buckets the views ignore the king: skip looking for it.
         let king_of = |color: Color| {
@@ -319,8 +361,8 @@ impl TrainingSample {
                 1.0 - f32::from(position.result) / 2.0,
             ),
         };
-        let expected = 1.0 / (1.0 + (-score / EVAL_SCALE as f32).exp());
-        sample.target = (1.0 - wdl) * expected + wdl * result;
+        let expected = 1.0 / (1.0 + (-score / target.scale).exp());
+        sample.target = (1.0 - target.wdl) * expected + target.wdl * result;
         sample
     }
 
@@ -333,10 +375,14 @@ impl TrainingSample {
 
     /// The sample for a record, or None if it does not decode (`load` drops those, so this
     /// does not happen to loaded data).
-    pub fn from_record(record: &Record, wdl: f32, kings: &KingBuckets) -> Option<TrainingSample> {
+    pub fn from_record(
+        record: &Record,
+        target: Target,
+        kings: &KingBuckets,
+    ) -> Option<TrainingSample> {
         decode(record)
             .ok()
-            .map(|p| TrainingSample::new(&p, wdl, kings))
+            .map(|p| TrainingSample::new(&p, target, kings))
     }
 }
 
@@ -550,14 +596,36 @@ mod tests {
             .into_position(CastlingMode::Standard)
             .unwrap();
         // White is 400 cp up and won; Black to move: sigmoid(-1) and result 0.
-        let sample =
-            TrainingSample::from_record(&encode(&black_to_move, 400, 2), 0.25, &KingBuckets::NONE)
-                .unwrap();
+        let sample = TrainingSample::from_record(
+            &encode(&black_to_move, 400, 2),
+            Target::blend(0.25),
+            &KingBuckets::NONE,
+        )
+        .unwrap();
         let expected = 0.75 / (1.0 + 1f32.exp());
         assert!((sample.target - expected).abs() < 1e-6);
         // The black king on e8 is the side to move's own king: seen from Black, e8 is e1.
         assert!(sample.features[0][..sample.len].contains(&(5 * 64 + 4)));
         assert!(sample.features[1][..sample.len].contains(&(384 + 5 * 64 + 60)));
+    }
+
+    /// On another scale the score's expected result changes and the gain says how the
+    /// net's output is read; on the net's own scale the gain is exactly 1, so the default
+    /// trains the same bytes as before the scale existed.
+    #[test]
+    fn target_scale_changes_the_expected_result_not_the_result() {
+        let white_to_move = Chess::default();
+        let record = encode(&white_to_move, 250, 2);
+        let fitted = Target {
+            wdl: 0.25,
+            scale: 250.0,
+        };
+        let sample = TrainingSample::from_record(&record, fitted, &KingBuckets::NONE).unwrap();
+        let expected = 0.75 / (1.0 + (-1f32).exp()) + 0.25;
+        assert!((sample.target - expected).abs() < 1e-6);
+        assert_eq!(sample.gain, 400.0 / 250.0);
+        let own = TrainingSample::from_record(&record, Target::blend(0.25), &KingBuckets::NONE);
+        assert_eq!(own.unwrap().gain, 1.0);
     }
 
     #[test]

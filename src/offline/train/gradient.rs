@@ -1,7 +1,8 @@
 //! The loss and its gradient: what training adds to `nnue::FloatNetwork`'s forward pass.
 //!
-//! For one sample the loss is `(sigmoid(out) - target)^2`, `out` the network's output in
-//! logits (centipawns / EVAL_SCALE). The gradient is a flat vector in the parameters'
+//! For one sample the loss is `(sigmoid(out * gain) - target)^2`, `out` the network's output
+//! in logits (centipawns / EVAL_SCALE) and `gain` the sample's (1.0 unless the target is on
+//! another scale: `data::Target`). The gradient is a flat vector in the parameters'
 //! layout (`FloatNetwork::tensors_of` splits it); only the feature-weight rows of a
 //! sample's active inputs get anything from it.
 //!
@@ -71,7 +72,7 @@ pub fn logit(net: &FloatNetwork, sample: &TrainingSample, scratch: &mut Scratch)
 
 /// (sigmoid(out) - target)^2 for one sample.
 pub fn squared_error(net: &FloatNetwork, sample: &TrainingSample, scratch: &mut Scratch) -> f32 {
-    let error = sigmoid(logit(net, sample, scratch)) - sample.target;
+    let error = sigmoid(logit(net, sample, scratch) * sample.gain) - sample.target;
     error * error
 }
 
@@ -143,9 +144,9 @@ fn forward_backward(
     acc: &mut [AlignedF32s; 2],
 ) -> f32 {
     let out = forward(kernels, net, sample, acc);
-    let predicted = sigmoid(out);
+    let predicted = sigmoid(out * sample.gain);
     let error = predicted - sample.target;
-    let d_out = scale * 2.0 * error * predicted * (1.0 - predicted);
+    let d_out = scale * 2.0 * error * predicted * (1.0 - predicted) * sample.gain;
     backward(kernels, net, sample, d_out, grad, acc);
     error * error
 }
@@ -276,6 +277,7 @@ mod tests {
     use super::*;
     use crate::nnue::{KingBuckets, FEATURES};
     use crate::offline::train::data::synthetic::random_records;
+    use crate::offline::train::data::Target;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -308,7 +310,7 @@ mod tests {
     /// find its own bucket's weights.
     const BUCKETS: usize = 4;
 
-    /// The reference loss: mean over the samples of (sigmoid(out) - target)^2, with the
+    /// The reference loss: mean over the samples of (sigmoid(out * gain) - target)^2, with the
     /// bucket of a sample of n pieces (n - 2) * BUCKETS / 32 (at most the last).
     fn reference_loss(params: &[f64], h: usize, samples: &[TrainingSample]) -> f64 {
         let accumulators = reference_accumulators(params, h, samples);
@@ -323,7 +325,7 @@ mod tests {
                     .zip(out_w)
                     .map(|(a, w)| a.clamp(0.0, 1.0).powi(2) * w)
                     .sum::<f64>();
-            let p = 1.0 / (1.0 + (-out).exp());
+            let p = 1.0 / (1.0 + (-out * f64::from(s.gain)).exp());
             total += (p - f64::from(s.target)).powi(2);
         }
         total / samples.len() as f64
@@ -343,10 +345,21 @@ mod tests {
         net
     }
 
+    /// Samples of a blended target, every other one on a scale other than the net's own.
     fn samples(count: usize, seed: u64) -> Vec<TrainingSample> {
+        let targets = [
+            Target::blend(0.25),
+            Target {
+                wdl: 0.25,
+                scale: 250.0,
+            },
+        ];
         random_records(count, seed)
             .iter()
-            .map(|r| TrainingSample::from_record(r, 0.25, &KingBuckets::NONE).unwrap())
+            .enumerate()
+            .map(|(i, r)| {
+                TrainingSample::from_record(r, targets[i % 2], &KingBuckets::NONE).unwrap()
+            })
             .collect()
     }
 
@@ -357,7 +370,7 @@ mod tests {
         let params: Vec<f64> = net.params().iter().map(|&p| f64::from(p)).collect();
         for sample in samples(20, 2) {
             let logit = f64::from(logit(&net, &sample, &mut Scratch::new(hidden)));
-            let p = 1.0 / (1.0 + (-logit).exp());
+            let p = 1.0 / (1.0 + (-logit * f64::from(sample.gain)).exp());
             let loss = (p - f64::from(sample.target)).powi(2);
             let reference = reference_loss(&params, hidden, std::slice::from_ref(&sample));
             assert!((loss - reference).abs() < 1e-6, "{loss} vs {reference}");

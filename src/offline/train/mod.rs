@@ -28,7 +28,7 @@ use crate::nnue::lanes::AlignedF32s;
 use crate::nnue::{FloatNetwork, KingBuckets, FEATURES};
 use adam::Adam;
 use checkpoint::Checkpoint;
-use data::{Record, TrainingSample};
+use data::{Record, Target, TrainingSample};
 use factoriser::Factoriser;
 use gradient::Scratch;
 
@@ -76,7 +76,7 @@ impl GradientSlice {
         records: &[Record],
         indices: &[u32],
         scale: f32,
-        wdl: f32,
+        target: Target,
     ) -> f64 {
         self.gradient.fill(0.0);
         let mut errors = 0.0;
@@ -87,7 +87,7 @@ impl GradientSlice {
                 prefetch(&records[ahead as usize]);
             }
             if let Some(sample) =
-                TrainingSample::from_record(&records[i as usize], wdl, net.king_buckets())
+                TrainingSample::from_record(&records[i as usize], target, net.king_buckets())
             {
                 let error = gradient::add_gradient(
                     net,
@@ -235,7 +235,7 @@ impl Trainer {
         records: &[Record],
         batch: &[u32],
         learning_rate: f32,
-        wdl: f32,
+        target: Target,
     ) -> f64 {
         if batch.is_empty() {
             return 0.0;
@@ -244,7 +244,7 @@ impl Trainer {
         let parts = fixed_slices(batch);
         let net = &self.network;
         let errors = run_spread(&mut self.slices, self.threads, |i, slice| {
-            slice.gradient(net, records, parts[i], scale, wdl)
+            slice.gradient(net, records, parts[i], scale, target)
         });
         self.sum_slices();
         let gradient = &self.slices[0].gradient;
@@ -283,14 +283,14 @@ impl Trainer {
         });
     }
 
-    /// Mean loss over `records` against the target of blend `wdl`.
-    pub fn loss(&self, records: &[Record], wdl: f32) -> f64 {
-        self.validation(records, wdl).target
+    /// Mean loss over `records` against `target`.
+    pub fn loss(&self, records: &[Record], target: Target) -> f64 {
+        self.validation(records, target).target
     }
 
     /// The three validation figures over `records`, in fixed slices summed in order (the
     /// same figures whatever the thread count).
-    pub fn validation(&self, records: &[Record], wdl: f32) -> Validation {
+    pub fn validation(&self, records: &[Record], target: Target) -> Validation {
         if records.is_empty() {
             return Validation::default_nan();
         }
@@ -303,17 +303,16 @@ impl Trainer {
                 let Ok(position) = data::decode(record) else {
                     continue;
                 };
-                let sample = TrainingSample::new(&position, 0.0, net.king_buckets());
+                let sample = TrainingSample::new(&position, Target::SCORE, net.king_buckets());
                 let score = f64::from(sample.target);
-                let result =
-                    f64::from(TrainingSample::new(&position, 1.0, net.king_buckets()).target);
-                let predicted = f64::from(gradient::sigmoid(gradient::logit(
-                    net,
-                    &sample,
-                    &mut scratch,
-                )));
-                let target = (1.0 - f64::from(wdl)) * score + f64::from(wdl) * result;
-                sums[0] += (predicted - target).powi(2);
+                let result = f64::from(
+                    TrainingSample::new(&position, Target::RESULT, net.king_buckets()).target,
+                );
+                let logit = gradient::logit(net, &sample, &mut scratch);
+                let predicted = f64::from(gradient::sigmoid(logit));
+                let trained = TrainingSample::new(&position, target, net.king_buckets());
+                let on_target_scale = f64::from(gradient::sigmoid(logit * trained.gain));
+                sums[0] += (on_target_scale - f64::from(trained.target)).powi(2);
                 sums[1] += (predicted - score).powi(2);
                 let p = predicted.clamp(1e-7, 1.0 - 1e-7);
                 sums[2] -= result * p.ln() + (1.0 - result) * (1.0 - p).ln();
@@ -330,7 +329,8 @@ impl Trainer {
 }
 
 /// What a net scores on the validation set. `score` and `result` do not depend on the
-/// target blend `--wdl`, so runs with different blends compare on them.
+/// target (`--wdl`, `--target-scale`): both read the net's output on its own scale
+/// (EVAL_SCALE), so runs with different targets compare on them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Validation {
     /// Mean squared error against the training target (the blend of score and result).
@@ -436,8 +436,8 @@ pub struct TrainSettings {
     /// The loaded training records are kept in this file and read back from it by a later
     /// run on the same files with the same filter.
     pub cache: Option<PathBuf>,
-    /// Weight of the game result in the target (the rest is the search score).
-    pub wdl: f32,
+    /// How the search score and the game result make the target.
+    pub target: Target,
     /// Add the left-right mirror of every training record (the validation split stays as
     /// played, so its loss measures real positions).
     pub mirror: bool,
@@ -697,7 +697,7 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
         },
         trainer.network.output_buckets(),
         trainer.network.params().len(),
-        trainer.validation(&validation, settings.wdl).describe(),
+        trainer.validation(&validation, settings.target).describe(),
         h = settings.hidden
     ));
     let best_path = best_net_path(&settings.out);
@@ -714,7 +714,7 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
         let mut learning_rate = settings.learning_rate_at_batch(epoch, 0, batches);
         for (b, batch) in order.chunks(batch_size).enumerate() {
             learning_rate = settings.learning_rate_at_batch(epoch, b as u64, batches);
-            errors += trainer.train_batch(&training, batch, learning_rate, settings.wdl);
+            errors += trainer.train_batch(&training, batch, learning_rate, settings.target);
             seen += batch.len();
             if last_report.elapsed() >= PROGRESS_INTERVAL {
                 last_report = Instant::now();
@@ -728,7 +728,7 @@ pub fn run(settings: &TrainSettings, log: &mut dyn FnMut(&str)) -> Result<(), St
             }
         }
         let speed = seen as f64 / epoch_started.elapsed().as_secs_f64();
-        let figures = trainer.validation(&validation, settings.wdl);
+        let figures = trainer.validation(&validation, settings.target);
         log(&format!(
             "epoch {}/{}: lr {learning_rate:.6}, train loss {}, {}, {speed:.0} positions/s, \
              elapsed {:.0} s",
@@ -807,7 +807,7 @@ fn best_so_far(
     match net_file::read(best_path) {
         Ok(network) => {
             Trainer::resume(network, Adam::new(0), None, trainer.threads)
-                .validation(validation, settings.wdl)
+                .validation(validation, settings.target)
                 .target
         }
         Err(_) => f64::INFINITY,
@@ -857,7 +857,7 @@ mod tests {
             learning_rate: 0.001,
             lr_drop_every: 4,
             lr_gamma: 0.5,
-            wdl: 0.25,
+            target: Target::blend(0.25),
             mirror: false,
             threads: 1,
             validation_fraction: 0.1,
@@ -989,15 +989,15 @@ mod tests {
             ("factorised m4", Trainer::new(32, 1, (m4, true), 1, 5)),
         ];
         for (name, mut trainer) in trainers {
-            let before = trainer.loss(validation, 0.25);
+            let before = trainer.loss(validation, Target::blend(0.25));
             let mut order: Vec<u32> = (0..training.len() as u32).collect();
             let mut losses = Vec::new();
             for epoch in 0..6 {
                 order.shuffle(&mut StdRng::seed_from_u64(epoch));
                 for batch in order.chunks(128) {
-                    trainer.train_batch(training, batch, 0.005, 0.25);
+                    trainer.train_batch(training, batch, 0.005, Target::blend(0.25));
                 }
-                losses.push(trainer.loss(validation, 0.25));
+                losses.push(trainer.loss(validation, Target::blend(0.25)));
             }
             let after = *losses.last().unwrap();
             eprintln!("{name}: validation loss {before:.5} -> {losses:.5?}");
@@ -1031,7 +1031,7 @@ mod tests {
             learning_rate: 0.002,
             lr_drop_every: 2,
             lr_gamma: 0.3,
-            wdl: 0.25,
+            target: Target::blend(0.25),
             mirror: true,
             threads: 2,
             validation_fraction: 0.1,
@@ -1106,17 +1106,17 @@ mod tests {
         let batch: Vec<u32> = (0..300).collect();
         let m4 = KingBuckets::named("m4").unwrap();
         let mut single = Trainer::new(16, 4, (m4, false), 1, 9);
-        let e1 = single.train_batch(&records, &batch, 0.0, 0.25);
+        let e1 = single.train_batch(&records, &batch, 0.0, Target::blend(0.25));
         let g1 = single.slices[0].gradient.clone();
         assert!(g1.iter().any(|&g| g != 0.0));
         for threads in [2, 3] {
             let mut other = Trainer::new(16, 4, (m4, false), threads, 9);
-            let e = other.train_batch(&records, &batch, 0.0, 0.25);
+            let e = other.train_batch(&records, &batch, 0.0, Target::blend(0.25));
             assert_eq!(e1.to_bits(), e.to_bits(), "{threads} threads");
             assert!(g1 == other.slices[0].gradient, "{threads} threads");
             assert_eq!(
-                single.loss(&records, 0.25).to_bits(),
-                other.loss(&records, 0.25).to_bits()
+                single.loss(&records, Target::blend(0.25)).to_bits(),
+                other.loss(&records, Target::blend(0.25)).to_bits()
             );
         }
     }
@@ -1333,7 +1333,7 @@ mod tests {
         let mut trainer = Trainer::new(hidden, 2, (kings, false), 1, 1);
         let order: Vec<u32> = (0..records.len() as u32).collect();
         for batch in order.chunks(256).cycle().take(40) {
-            trainer.train_batch(&records, batch, 0.01, 0.25);
+            trainer.train_batch(&records, batch, 0.01, Target::blend(0.25));
         }
         let net = trainer.network().clone();
 
@@ -1369,7 +1369,7 @@ mod tests {
             let accumulator = Accumulator::from_board(&quantized, &board);
             let pieces = board.occupied().count();
             let integer = i64::from(quantized.output(&accumulator, position.turn, pieces));
-            let sample = TrainingSample::new(&position, 0.0, &kings);
+            let sample = TrainingSample::new(&position, Target::SCORE, &kings);
             let cp = |n: &FloatNetwork| {
                 let logit = gradient::logit(n, &sample, &mut Scratch::new(hidden));
                 (logit * EVAL_SCALE as f32).round() as i64
