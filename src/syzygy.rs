@@ -101,9 +101,11 @@ pub enum Outcome {
 /// The tablebase verdict on the root moves.
 #[derive(Clone, Debug)]
 pub struct RootRanking {
-    /// The moves that keep the root's best outcome, the winning ones ordered by distance to
-    /// the next zeroing move (shortest first).
-    pub moves: Vec<Move>,
+    /// Every root move with its outcome, best outcome first: the winning moves by distance
+    /// to the next zeroing move (shortest first), the drawing and then the losing ones in
+    /// the order given.
+    pub moves: Vec<(Move, Outcome)>,
+    /// The root's outcome: that of its best move.
     pub outcome: Outcome,
 }
 
@@ -173,8 +175,8 @@ impl Tablebases {
 
     /// Ranks the root moves by DTZ, taking the current halfmove clock into account: a win
     /// counts only if the next zeroing move comes before the fifty-move rule (when it
-    /// applies). Returns the moves that keep the best outcome, or `None` when the root is
-    /// not in the tables or a probe fails.
+    /// applies). Returns every move with its outcome, best first, or `None` when the root
+    /// is not in the tables or a probe fails.
     pub fn rank_root_moves(&self, pos: &Chess, moves: &[Move]) -> Option<RootRanking> {
         let tables = self.tables.as_ref()?;
         if moves.is_empty() || !self.covers(pos) {
@@ -204,14 +206,15 @@ impl Tablebases {
             let distance = if m.is_zeroing() { 1 } else { to_zeroing + 1 };
             ranked.push((m, outcome, distance));
         }
-        let best = ranked.iter().map(|r| r.1).max()?;
-        ranked.retain(|r| r.1 == best);
-        if best == Outcome::Win {
-            ranked.sort_by_key(|r| r.2);
-        }
+        // A stable sort: the moves of one outcome other than a win keep the order given.
+        ranked.sort_by_key(|&(_, outcome, distance)| {
+            let distance = if outcome == Outcome::Win { distance } else { 0 };
+            (std::cmp::Reverse(outcome), distance)
+        });
+        let outcome = ranked.first()?.1;
         Some(RootRanking {
-            moves: ranked.into_iter().map(|r| r.0).collect(),
-            outcome: best,
+            moves: ranked.into_iter().map(|(m, o, _)| (m, o)).collect(),
+            outcome,
         })
     }
 }
@@ -273,6 +276,29 @@ mod tests {
         // Out of reach: five pieces, or castling rights.
         assert_eq!(outcome("8/8/8/4k3/8/8/7P/R3K2R w - - 0 1"), None);
         assert_eq!(outcome("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1"), None);
+    }
+
+    #[test]
+    fn root_moves_are_ranked_wins_then_draws_then_losses() {
+        let loaded = load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/syzygy")).unwrap();
+        let tb = Tablebases::new(Some(&loaded), MAX_TB_PIECES, DEFAULT_PROBE_DEPTH, true);
+        // Rxb8+ wins, Rb2 holds the draw (the rooks face each other, White's king behind
+        // its own), every other move loses the rook.
+        let pos = crate::position::Position::from_fen("1r4k1/1R6/8/8/8/8/8/1K6 w - - 0 1", false);
+        let pos = pos.unwrap();
+        let moves = pos.board().legal_moves().to_vec();
+        let ranking = tb.rank_root_moves(pos.board(), &moves).unwrap();
+        let ranked: Vec<(String, Outcome)> = (ranking.moves.iter())
+            .map(|&(m, o)| (m.to_uci(shakmaty::CastlingMode::Standard).to_string(), o))
+            .collect();
+        assert_eq!(ranked.len(), moves.len());
+        assert_eq!(ranked[0], ("b7b8".to_string(), Outcome::Win));
+        assert_eq!(ranked[1], ("b7b2".to_string(), Outcome::Draw));
+        assert!(
+            ranked[2..].iter().all(|r| r.1 == Outcome::Loss),
+            "{ranked:?}"
+        );
+        assert_eq!(ranking.outcome, Outcome::Win);
     }
 
     #[test]

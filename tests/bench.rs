@@ -14,11 +14,11 @@ fn bench_last_line(depth: &str) -> String {
 }
 
 fn bench_last_line_with(args: &[&str]) -> String {
-    let out = common::basalt()
-        .arg("bench")
-        .args(args)
-        .output()
-        .expect("run basalt bench");
+    let out = common::run_engine(
+        common::basalt().arg("bench").args(args),
+        std::time::Duration::from_secs(300),
+        &[],
+    );
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();

@@ -9,6 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 const DATA_PY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tools/data.py");
 const FILE: &str = "t.games";
@@ -27,13 +28,15 @@ fn flags() -> Vec<String> {
 /// Plays `games` games into `data/FILE` (resuming what is there).
 fn datagen(data: &Path, games: u32) {
     std::fs::create_dir_all(data).unwrap();
-    let output = common::basalt()
-        .args(["datagen", "--out"])
-        .arg(data.join(FILE))
-        .args(["--games", &games.to_string()])
-        .args(flags())
-        .output()
-        .expect("datagen runs");
+    let output = common::run_engine(
+        common::basalt()
+            .args(["datagen", "--out"])
+            .arg(data.join(FILE))
+            .args(["--games", &games.to_string()])
+            .args(flags()),
+        Duration::from_secs(300),
+        &["datagen: "],
+    );
     assert!(
         output.status.success(),
         "{}",
@@ -187,13 +190,15 @@ fn status_checks_a_partial_regeneration_against_the_checkpoints() {
 fn records_of(input: &Path, dir: &Path) -> Vec<u8> {
     let out = dir.join("records.bin");
     let _ = std::fs::remove_file(&out);
-    let output = common::basalt()
-        .args(["convert-data", "--in"])
-        .arg(input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let output = common::run_engine(
+        common::basalt()
+            .args(["convert-data", "--in"])
+            .arg(input)
+            .arg("--out")
+            .arg(&out),
+        Duration::from_secs(60),
+        &[],
+    );
     assert!(output.status.success(), "{output:?}");
     std::fs::read(&out).unwrap()
 }

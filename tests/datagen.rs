@@ -8,11 +8,21 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use std::process::Output;
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use basalt::offline::datagen::format::{unpack, GameResult, RECORD_BYTES};
 use basalt::offline::datagen::games::{self, Selection};
 use shakmaty::{CastlingMode, Color, FromSetup, Position, Setup};
+
+/// Far above what the tests' runs take (seconds); only reached when one hangs.
+const DATAGEN_PATIENCE: Duration = Duration::from_secs(300);
+
+/// Runs a datagen or convert-data command to its end: its progress and errors are the
+/// only stderr lines it may write.
+fn run_checked(command: &mut Command) -> Output {
+    common::run_engine(command, DATAGEN_PATIENCE, &["datagen: ", "convert-data: "])
+}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
@@ -26,14 +36,14 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs datagen with the tests' settings and `flags`.
 fn run_datagen(out: &Path, flags: &[&str]) -> Output {
-    common::basalt()
-        .args(["datagen", "--out"])
-        .arg(out)
-        .args(flags)
-        .args(["--nodes", "800", "--seed", "7", "--book"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/eval_book_8moves_v3.epd"))
-        .output()
-        .expect("datagen runs")
+    run_checked(
+        common::basalt()
+            .args(["datagen", "--out"])
+            .arg(out)
+            .args(flags)
+            .args(["--nodes", "800", "--seed", "7", "--book"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/eval_book_8moves_v3.epd")),
+    )
 }
 
 fn succeeded(output: Output) -> Output {
@@ -75,15 +85,13 @@ fn records_of(games_file: &[u8], selection: Selection) -> Vec<u8> {
 
 fn convert(input: &Path, out: &Path) -> String {
     let _ = std::fs::remove_file(out);
-    let output = succeeded(
+    let output = succeeded(run_checked(
         common::basalt()
             .args(["convert-data", "--in"])
             .arg(input)
             .arg("--out")
-            .arg(out)
-            .output()
-            .expect("convert-data runs"),
-    );
+            .arg(out),
+    ));
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
@@ -223,12 +231,12 @@ fn positions_target_stops_both_formats_at_the_same_game() {
 
 /// Runs datagen with only `flags` (no book: the start position and random plies).
 fn run_bare(out: &Path, flags: &[&str]) -> Output {
-    common::basalt()
-        .args(["datagen", "--out"])
-        .arg(out)
-        .args(flags)
-        .output()
-        .expect("datagen runs")
+    run_checked(
+        common::basalt()
+            .args(["datagen", "--out"])
+            .arg(out)
+            .args(flags),
+    )
 }
 
 /// Plies from the start position to `pos`, by its side to move and move number.

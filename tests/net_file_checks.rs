@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use basalt::nnue::MAX_FILE_BYTES;
 use basalt::offline::datagen::format::{pack, GameResult};
-use common::{assert_legal_bestmove, basalt, run_within, shared_cpu, Engine, PATIENCE, STARTPOS};
+use common::{assert_legal_bestmove, basalt, run_engine, shared_cpu, Engine, PATIENCE, STARTPOS};
 
 /// How soon a refusal must come: it reads nothing, so only a loaded machine delays it.
 const REFUSAL: Duration = Duration::from_secs(1);
@@ -106,7 +106,7 @@ fn train_init_from_dev_zero_is_an_error() {
     records.extend_from_slice(&pack(&start, -20, GameResult::Draw));
     std::fs::write(&data, records).unwrap();
     let out = dir.join("out.nnue");
-    let output = run_within(
+    let output = run_engine(
         basalt()
             .args(["train", "--epochs", "1", "--threads", "1", "--data"])
             .arg(&data)
@@ -114,6 +114,7 @@ fn train_init_from_dev_zero_is_an_error() {
             .arg(&out)
             .args(["--init", "/dev/zero"]),
         PATIENCE,
+        &["--init /dev/zero: "],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
@@ -131,13 +132,14 @@ fn datagen_eval_file_from_a_fifo_is_an_error() {
     let fifo = dir.join("net.fifo");
     make_fifo(&fifo);
     let games = dir.join("games.bin");
-    let output = run_within(
+    let output = run_engine(
         basalt()
             .args(["datagen", "--games", "1", "--nodes", "100", "--out"])
             .arg(&games)
             .arg("--eval-file")
             .arg(&fifo),
         PATIENCE,
+        &["datagen: "],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");

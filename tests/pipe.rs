@@ -402,10 +402,11 @@ fn quit_after_bench_prints_the_bench_first() {
     let positions = text.iter().filter(|l| l.contains(" bestmove ")).count();
     assert_eq!(positions, 50, "{text:?}");
     assert!(piped.searches().is_empty(), "{text:?}");
-    let command_line = common::basalt()
-        .args(["bench", "--depth", "4"])
-        .output()
-        .expect("cannot run basalt bench");
+    let command_line = common::run_engine(
+        common::basalt().args(["bench", "--depth", "4"]),
+        PATIENCE * 6,
+        &[],
+    );
     assert!(command_line.status.success());
     let out = String::from_utf8_lossy(&command_line.stdout);
     let nodes = |line: &str| line.split_whitespace().next().map(str::to_owned);

@@ -3,7 +3,8 @@
 //! (`tests/python/selfplay.py` does the work and explains the checks); MultiPV, WDL,
 //! lichess-bot's options, tablebases and pondering games (`tests/python/features.py`); and
 //! the last `info` line of node-, time- and stop-ended searches and `currmove` in a long
-//! analysis (`tests/python/search_end.py`).
+//! analysis (`tests/python/search_end.py`). The engines write nothing to stderr: the
+//! scripts keep each one's stderr in a file and fail if it is not empty.
 //!
 //! Without python-chess the test is skipped with a message, except under CI (the `CI`
 //! environment variable is set), where the CI script installs it and a skip would hide a

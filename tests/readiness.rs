@@ -106,9 +106,13 @@ fn a_big_table_never_costs_the_first_move() {
     let sent = e.send(&format!("setoption name Hash value {BIG_HASH_MB}"));
     let allocated = ready_since(&mut e, sent);
     let resident = e.resident_mb();
-    if !allocated.unready {
-        if let Some(mb) = resident {
-            assert!(mb >= BIG_HASH_MB, "readyok with {mb} MB resident");
+    match resident {
+        Some(mb) if !allocated.unready => {
+            assert!(mb >= BIG_HASH_MB, "readyok with {mb} MB resident")
+        }
+        Some(_) => {}
+        None => {
+            println!("SKIPPED: no /proc/<pid>/status here, so the table's memory is not checked")
         }
     }
     let sent = e.send("ucinewgame");
@@ -210,6 +214,8 @@ fn searches_have_their_threads_and_readyok_means_the_table_is_clear() {
             now >= before + 63,
             "{now} threads after Threads 64 ({before} before)"
         );
+    } else {
+        println!("SKIPPED: no /proc/<pid>/status here, so the thread count is not checked");
     }
     // That search's history is not a fresh engine's.
     e.send("ucinewgame");

@@ -2063,6 +2063,73 @@ fn syzygy_dtz_keeps_a_win_from_the_fifty_move_rule() {
     assert!(matches!(search.last_exact().score, Score::Cp(cp) if cp > 20_000));
 }
 
+/// MultiPV at a tablebase root: every line shows the tablebase value of its own first move
+/// (a win, a draw or a loss, as line 1 shows the root's), the lines come wins first, then
+/// draws, then losses, and line 1 is the move played. Here Rxb8+ wins, Rb2 holds the draw
+/// (the rooks facing, White's king behind its own) and every other move loses the rook.
+#[test]
+fn syzygy_multipv_lines_each_show_the_value_of_their_move() {
+    let _cpu = shared_cpu();
+    let dir = syzygy_dir();
+    let tables = tablebase(dir);
+    use shakmaty_syzygy::AmbiguousWdl;
+    let fen = "1r4k1/1R6/8/8/8/8/8/1K6 w - - 0 1";
+    // For the side to move: 1 won, 0 drawn, -1 lost.
+    let value_of_move = |m: &str| match wdl_after(&tables, fen, &[m]) {
+        AmbiguousWdl::Loss => 1,
+        AmbiguousWdl::Draw => 0,
+        AmbiguousWdl::Win => -1,
+        other => panic!("wrong test position: {m} leads to {other:?}"),
+    };
+    let value_shown = |info: &Info| match info.score {
+        Score::Cp(cp) if cp > 20_000 => 1,
+        Score::Mate(m) if m > 0 => 1,
+        Score::Cp(0) => 0,
+        Score::Cp(cp) if cp < -20_000 => -1,
+        Score::Mate(m) if m < 0 => -1,
+        _ => panic!("not a tablebase value: {info:?}"),
+    };
+    let legal = board(fen, false).legal_moves().len();
+    let mut e = engine_with_tables(dir);
+    for multipv in [3, legal] {
+        e.send(&format!("setoption name MultiPV value {multipv}"));
+        e.send(&format!("position fen {fen}"));
+        let search = e.go("go depth 6");
+        let by_depth = exact_lines_by_depth(&search);
+        assert_eq!(by_depth.len(), 6, "{:?}", search.infos);
+        for (depth, lines) in &by_depth {
+            let numbers: Vec<usize> = lines.iter().map(|i| i.multipv as usize).collect();
+            assert_eq!(numbers, (1..=multipv).collect::<Vec<_>>(), "depth {depth}");
+            let firsts: std::collections::HashSet<&str> =
+                lines.iter().map(|i| i.pv[0].as_str()).collect();
+            assert_eq!(firsts.len(), multipv, "depth {depth}: {lines:?}");
+            let mut values = Vec::new();
+            for info in lines {
+                let pv: Vec<&str> = info.pv.iter().map(String::as_str).collect();
+                if let Err(err) = play_line(fen, false, &pv) {
+                    panic!("illegal PV in {info:?}: {err}");
+                }
+                let value = value_of_move(&info.pv[0]);
+                assert_eq!(value_shown(info), value, "depth {depth}: {info:?}");
+                values.push(value);
+            }
+            assert!(
+                values.windows(2).all(|v| v[0] >= v[1]),
+                "depth {depth}: lines out of order: {lines:?}"
+            );
+            if multipv == 3 {
+                assert_eq!(values, [1, 0, -1], "depth {depth}: {lines:?}");
+            }
+        }
+        assert_eq!(
+            search.best(),
+            by_depth[&6][0].pv[0],
+            "bestmove is not line 1"
+        );
+        assert_eq!(search.best(), "b7b8");
+    }
+}
+
 /// The value after `prefix` up to " cp" in the `eval` output, e.g. "NNUE evaluation: ".
 fn eval_line_cp(lines: &[String], prefix: &str) -> (i32, String) {
     let line = lines

@@ -298,7 +298,7 @@ impl Searcher {
                         score,
                         best_move_node_share: self.state.root_moves.node_share(pv[0]),
                         duration: Duration::ZERO,
-                        single_root_move: self.state.root_moves.len() == 1,
+                        single_root_move: self.state.root_moves.searched_by(0).count() == 1,
                     });
                     result = SearchResult {
                         best_move: pv.first().copied(),
@@ -360,10 +360,15 @@ impl Searcher {
 
     /// How many lines each iteration searches. MultiPV: line k searches the root without
     /// the first moves of lines 1..k-1. A limited strength picks among the best few moves,
-    /// so it searches them all.
+    /// so it searches them all (at a tablebase root, those that keep its outcome).
     fn lines_to_search(&self) -> usize {
         let lines = match self.job.strength {
-            Some(strength) => self.job.multipv.max(strength.candidate_lines()),
+            Some(strength) => {
+                let keeping = self.state.root_moves.searched_by(0).count();
+                self.job
+                    .multipv
+                    .max(strength.candidate_lines().min(keeping))
+            }
             None => self.job.multipv,
         };
         lines.clamp(1, self.state.root_moves.len())
@@ -382,7 +387,6 @@ impl Searcher {
         self.state.nodes = 0;
         self.state.tb_hits = 0;
         self.state.pv_index = 0;
-        self.state.root_tb_score = None;
         self.state.stats = Stats::default();
         self.state.stopped = false;
         self.state.announcing = false;
@@ -409,23 +413,30 @@ impl Searcher {
         if moves.is_empty() {
             moves = legal.to_vec();
         }
-        // In the tablebases, only the moves that keep the root's outcome are searched
+        // In the tablebases, line 1 searches only the moves that keep the root's outcome
         // (winning ones by distance to zeroing, shortest first), so a won ending is never
-        // drawn by the fifty-move rule and a drawn one never lost.
-        if let Some(ranking) = self.job.tablebases.rank_root_moves(pos.board(), &moves) {
-            self.state.tb_hits += moves.len() as u64;
-            moves = ranking.moves;
-            // The value its best move leads to, one ply from the root.
-            self.state.root_tb_score = Some(tablebase_score(ranking.outcome, 1).0);
-        }
-        self.state.root_moves = RootMoves::new(&moves);
+        // drawn by the fifty-move rule and a drawn one never lost; further MultiPV lines
+        // take the other moves by their value, each the value it leads to, one ply from
+        // the root.
+        self.state.root_moves = match self.job.tablebases.rank_root_moves(pos.board(), &moves) {
+            Some(ranking) => {
+                self.state.tb_hits += moves.len() as u64;
+                RootMoves::ranked(
+                    (ranking.moves.into_iter()).map(|(m, o)| (m, tablebase_score(o, 1).0)),
+                )
+            }
+            None => RootMoves::new(&moves),
+        };
     }
 
     /// The move to ponder on, a tablebase root's value, the lines played with the search's
     /// totals; the counters published.
     fn finish_search(&mut self, pos: &mut Position, result: &mut SearchResult) {
         result.ponder_move = self.ponder_move(pos, result);
-        if let Some(tb_score) = self.state.root_tb_score {
+        let tb_score = result
+            .best_move
+            .and_then(|m| self.state.root_moves.tb_score(m));
+        if let Some(tb_score) = tb_score {
             if result.score.abs() < MATE_BOUND {
                 result.score = tb_score;
             }
@@ -510,7 +521,12 @@ impl Searcher {
         let Some(strength) = self.job.strength else {
             return false;
         };
-        let candidates: Vec<(Move, i32)> = lines.iter().map(|r| (r.mv, r.score)).collect();
+        // At a tablebase root, only among the moves that keep its outcome.
+        let keeping = lines.first().and_then(|r| r.tb_score);
+        let candidates: Vec<(Move, i32)> = (lines.iter())
+            .filter(|r| r.tb_score == keeping)
+            .map(|r| (r.mv, r.score))
+            .collect();
         let chosen = strength.choose(&candidates, &mut self.rng);
         let Some(r) = lines.iter().find(|r| Some(r.mv) == chosen) else {
             return false;
@@ -528,11 +544,11 @@ impl Searcher {
     }
 
     /// Fail-high/low lines: not for a weakened search, which shows only finished iterations,
-    /// nor for line 1 at a tablebase root, which shows the tablebase value as exact (a
-    /// bound line would show as an exact line without its PV).
+    /// nor at a tablebase root, whose lines show their tablebase values as exact (a bound
+    /// line would show as an exact line without its PV).
     fn shows_bound_line(&self) -> bool {
-        let tablebase_line = self.state.root_tb_score.is_some() && self.state.pv_index == 0;
-        self.shows_line() && self.job.strength.is_none() && !tablebase_line
+        let tablebase_root = self.state.root_moves.in_tablebases();
+        self.shows_line() && self.job.strength.is_none() && !tablebase_root
     }
 
     /// Runs one iteration with a window around the previous score, widening on failure.
@@ -617,9 +633,11 @@ impl Searcher {
     }
 
     fn iteration(&self, depth: i32, score: i32, bound: Bound, pv: Vec<Move>) -> Iteration {
-        // A tablebase root shows the tablebase value, unless the search has found a mate.
-        let (score, bound) = match self.state.root_tb_score {
-            Some(tb) if self.state.pv_index == 0 && score.abs() < MATE_BOUND => (tb, Bound::Exact),
+        // At a tablebase root a line shows the value of its first move, unless the search
+        // has found a mate.
+        let tb_score = pv.first().and_then(|&m| self.state.root_moves.tb_score(m));
+        let (score, bound) = match tb_score {
+            Some(tb) if score.abs() < MATE_BOUND => (tb, Bound::Exact),
             _ => (score, bound),
         };
         Iteration {

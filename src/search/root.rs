@@ -5,6 +5,11 @@
 //! so far, in the order found, and line k searches the moves from place k on. At the end of
 //! the iteration they are the iteration's lines: MultiPV shows them sorted by score, a
 //! limited strength picks among them.
+//!
+//! At a root in the tablebases every move carries its tablebase value, and the list is
+//! ordered by it (wins, then draws, then losses). A line searches only the moves of the
+//! best value left, so line 1 is always a move that keeps the root's outcome, the lines
+//! come in the order of their values, and each shows the value of its own move.
 
 use std::ops::Deref;
 
@@ -25,6 +30,9 @@ pub struct RootMove {
     pub score: i32,
     /// That line as shown, with the depth, node count and time when it was found.
     pub line: Option<Iteration>,
+    /// At a tablebase root: the value the move leads to, shown for its line instead of
+    /// the search's score unless the search finds a mate.
+    pub tb_score: Option<i32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -33,16 +41,26 @@ pub struct RootMoves(Vec<RootMove>);
 impl RootMoves {
     /// The moves to search, in the order to search them.
     pub fn new(moves: &[Move]) -> RootMoves {
+        RootMoves::with_tb_scores(moves.iter().map(|&mv| (mv, None)))
+    }
+
+    /// The moves of a tablebase root with the value each leads to, best first.
+    pub fn ranked(moves: impl IntoIterator<Item = (Move, i32)>) -> RootMoves {
+        RootMoves::with_tb_scores(moves.into_iter().map(|(mv, tb)| (mv, Some(tb))))
+    }
+
+    fn with_tb_scores(moves: impl IntoIterator<Item = (Move, Option<i32>)>) -> RootMoves {
         RootMoves(
             moves
-                .iter()
+                .into_iter()
                 .enumerate()
-                .map(|(order, &mv)| RootMove {
+                .map(|(order, (mv, tb_score))| RootMove {
                     mv,
                     order,
                     nodes: 0,
                     score: 0,
                     line: None,
+                    tb_score,
                 })
                 .collect(),
         )
@@ -57,9 +75,25 @@ impl RootMoves {
         }
     }
 
-    /// The moves line `line` searches: every move but the best moves of the lines before it.
+    /// The moves line `line` searches: every move but the best moves of the lines before
+    /// it, and at a tablebase root only those of the best value among them (the moves
+    /// behind place `line` keep the list's order, best value first).
     pub fn searched_by(&self, line: usize) -> impl Iterator<Item = Move> + '_ {
-        self.0[line..].iter().map(|r| r.mv)
+        let value = self.0[line].tb_score;
+        self.0[line..]
+            .iter()
+            .take_while(move |r| r.tb_score == value)
+            .map(|r| r.mv)
+    }
+
+    /// The tablebase value of root move `m`, if the root is in the tablebases.
+    pub fn tb_score(&self, m: Move) -> Option<i32> {
+        self.0.iter().find(|r| r.mv == m).and_then(|r| r.tb_score)
+    }
+
+    /// Whether the root is in the tablebases.
+    pub fn in_tablebases(&self) -> bool {
+        self.0.first().is_some_and(|r| r.tb_score.is_some())
     }
 
     #[inline]
@@ -87,10 +121,10 @@ impl RootMoves {
         }
     }
 
-    /// The first `lines` lines by score, best first (of equal scores, the one found first),
-    /// numbered in that order.
+    /// The first `lines` lines by tablebase value (at a tablebase root), then by score,
+    /// best first (of equal ones, the one found first), numbered in that order.
     pub fn sort_lines(&mut self, lines: usize) {
-        self.0[..lines].sort_by_key(|r| std::cmp::Reverse(r.score));
+        self.0[..lines].sort_by_key(|r| std::cmp::Reverse((r.tb_score, r.score)));
         for (k, r) in self.0[..lines].iter_mut().enumerate() {
             if let Some(line) = &mut r.line {
                 line.multipv = k + 1;
@@ -154,5 +188,27 @@ mod tests {
         root.start_iteration();
         assert_eq!(root.searched_by(0).collect::<Vec<_>>(), moves);
         assert_eq!(root.node_share(moves[1]), 0.0);
+    }
+
+    #[test]
+    fn at_a_tablebase_root_each_line_takes_the_best_value_left() {
+        let moves: Vec<Move> = Chess::default().legal_moves().into_iter().take(4).collect();
+        let values = [100, 100, 0, -100];
+        let mut root = RootMoves::ranked(moves.iter().copied().zip(values));
+        root.start_iteration();
+        assert!(root.in_tablebases());
+        assert_eq!(root.searched_by(0).collect::<Vec<_>>(), moves[..2]);
+        root.found_line(0, 10, line(vec![moves[1]]));
+        assert_eq!(root.searched_by(1).collect::<Vec<_>>(), [moves[0]]);
+        root.found_line(1, 20, line(vec![moves[0]]));
+        assert_eq!(root.searched_by(2).collect::<Vec<_>>(), [moves[2]]);
+        // The draw scores above both wins in the search; its line still comes after them.
+        root.found_line(2, 500, line(vec![moves[2]]));
+        assert_eq!(root.searched_by(3).collect::<Vec<_>>(), [moves[3]]);
+        root.sort_lines(3);
+        let order: Vec<Move> = root[..3].iter().map(|r| r.mv).collect();
+        assert_eq!(order, [moves[0], moves[1], moves[2]]);
+        assert_eq!(root.tb_score(moves[2]), Some(0));
+        assert!(!RootMoves::new(&moves).in_tablebases());
     }
 }

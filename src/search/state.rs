@@ -42,9 +42,6 @@ pub struct SearchState {
     pub(super) root_moves: RootMoves,
     /// MultiPV: the line being searched (0 = best); it searches `root_moves[pv_index..]`.
     pub(super) pv_index: usize,
-    /// The tablebase value of the root, shown instead of the search score unless the
-    /// search finds a mate.
-    pub(super) root_tb_score: Option<i32>,
 }
 
 impl SearchState {
@@ -66,7 +63,6 @@ impl SearchState {
             stack: Stack::default(),
             root_moves: RootMoves::default(),
             pv_index: 0,
-            root_tb_score: None,
         }
     }
 }

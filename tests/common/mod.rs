@@ -6,7 +6,9 @@
 //! The driver writes to the engine's stdin from a writer thread, so an engine that stops
 //! reading cannot block a test in `write`, and reads stdout and stderr on reader threads
 //! that stamp each line with the moment it arrived. Every wait has a deadline, so an engine
-//! that hangs fails the test instead of stalling CI.
+//! that hangs fails the test instead of stalling CI. A line on stderr that the test did not
+//! say would come fails it (`Engine::expect_stderr`; `run_engine` for a command run to its
+//! end), so a panic cannot pass unseen behind a legal `bestmove`.
 //!
 //! Each test file declares `mod common;`.
 
@@ -92,6 +94,29 @@ pub fn run_within(command: &mut Command, timeout: Duration) -> std::process::Out
         stdout: stdout.join().expect("the stdout reader"),
         stderr: stderr.join().expect("the stderr reader"),
     }
+}
+
+/// `run_within` for the engine binary (`basalt()` with arguments), which also fails the
+/// test on a stderr line that contains none of `allowed_stderr`: the messages the command
+/// is meant to print there (datagen's progress, an error it is asked to report). Anything
+/// else, a panic message above all, is a fault even when the command's output looks right.
+pub fn run_engine(
+    command: &mut Command,
+    timeout: Duration,
+    allowed_stderr: &[&str],
+) -> std::process::Output {
+    let output = run_within(command, timeout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let unexpected: Vec<&str> = stderr
+        .lines()
+        .filter(|line| !allowed_stderr.iter().any(|allowed| line.contains(allowed)))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "{command:?} ({}) wrote to stderr what it should not: {unexpected:?}\n--- stderr ---\n{stderr}",
+        output.status
+    );
+    output
 }
 
 // ---------------------------------------------------------------------------------------
@@ -498,8 +523,13 @@ pub struct Reply {
 /// Two layers: `write_line`, `recv`, `try_recv` and `try_wait` only move lines (the fuzz
 /// harness, which checks every line against its own model, uses those); the rest reads
 /// stdout the way a GUI does and fails the test, showing the recent traffic, when a reply
-/// does not come. Lines on stderr (a panic message) are shown as they are read and in that
-/// traffic.
+/// does not come.
+///
+/// The engine writes nothing to stderr in play, so a line there is a fault (a helper
+/// thread's panic message, say, which may still let a legal `bestmove` through): it fails
+/// the test when the GUI layer reads it, and when the engine is dropped every line nobody
+/// read is checked too. A test that provokes stderr output on purpose declares it first
+/// with `expect_stderr`.
 pub struct Engine {
     child: Child,
     /// Lines for the writer thread; `None` once stdin is closed.
@@ -509,16 +539,30 @@ pub struct Engine {
     since_go: Vec<(Instant, String)>,
     /// Recent traffic, shown when a test fails.
     log: Vec<String>,
+    /// The stderr lines the test said would come (`expect_stderr`).
+    expected_stderr: Vec<ExpectedStderr>,
+}
+
+/// Stderr lines a test provokes on purpose: those containing `pattern`, and whether one
+/// has come.
+struct ExpectedStderr {
+    pattern: String,
+    seen: bool,
 }
 
 impl Engine {
     pub fn start() -> Engine {
-        let mut child = basalt()
+        Engine::spawn(basalt())
+    }
+
+    /// Drives `command` as the engine (the driver's own tests give it a stand-in).
+    pub fn spawn(mut command: Command) -> Engine {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("cannot start the engine binary");
+            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
         let (sender, output) = mpsc::channel();
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -541,6 +585,7 @@ impl Engine {
             output,
             since_go: Vec::new(),
             log: Vec::new(),
+            expected_stderr: Vec::new(),
         }
     }
 
@@ -600,6 +645,33 @@ impl Engine {
         self.input = None;
     }
 
+    // --- Stderr -------------------------------------------------------------------------
+
+    /// Declares that the engine will write stderr lines containing `pattern` (for a test
+    /// that provokes them on purpose): they are shown and let through, and the test fails
+    /// if none has come by the time the engine is dropped. Any other stderr line fails it.
+    pub fn expect_stderr(&mut self, pattern: &str) {
+        self.expected_stderr.push(ExpectedStderr {
+            pattern: pattern.to_string(),
+            seen: false,
+        });
+    }
+
+    /// A line the engine wrote on stderr: shown, and the test failed unless it was
+    /// expected.
+    fn take_stderr(&mut self, text: String) {
+        eprintln!("engine stderr: {text}");
+        self.note(format!("<! {text}"));
+        match self
+            .expected_stderr
+            .iter_mut()
+            .find(|e| text.contains(&e.pattern))
+        {
+            Some(expected) => expected.seen = true,
+            None => self.fail(&format!("the engine wrote to stderr: {text:?}")),
+        }
+    }
+
     // --- As a GUI ------------------------------------------------------------------------
 
     pub fn note(&mut self, entry: String) {
@@ -655,8 +727,7 @@ impl Engine {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = self.output.recv_timeout(left).ok()?;
             if line.stream == Stream::Stderr {
-                eprintln!("engine stderr: {}", line.text);
-                self.note(format!("<! {}", line.text));
+                self.take_stderr(line.text);
                 continue;
             }
             self.note(format!("< {}", line.text));
@@ -704,10 +775,7 @@ impl Engine {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.output.recv_timeout(left) {
-                Ok(line) if line.stream == Stream::Stderr => {
-                    eprintln!("engine stderr: {}", line.text);
-                    self.note(format!("<! {}", line.text));
-                }
+                Ok(line) if line.stream == Stream::Stderr => self.take_stderr(line.text),
                 Ok(line) => {
                     self.note(format!("< {}", line.text));
                     lines.push((line.at, line.text));
@@ -849,6 +917,31 @@ impl Drop for Engine {
             let _ = self.child.kill();
         }
         let _ = self.child.wait();
+        if thread::panicking() {
+            return;
+        }
+        // The process is gone and its pipes are closing: what it wrote on stderr that no
+        // test read (a panic after the last reply the test waited for) is checked now.
+        let deadline = Instant::now() + PATIENCE;
+        while let Ok(line) = self
+            .output
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            if line.stream == Stream::Stderr {
+                self.take_stderr(line.text);
+            }
+        }
+        let missing: Vec<&str> = self
+            .expected_stderr
+            .iter()
+            .filter(|e| !e.seen)
+            .map(|e| e.pattern.as_str())
+            .collect();
+        if !missing.is_empty() {
+            self.fail(&format!(
+                "no stderr line containing {missing:?}, which the test expected"
+            ));
+        }
     }
 }
 

@@ -44,7 +44,7 @@ NEW_OPTIONS = [
 
 def start_engine(binary, syzygy):
     WATCHDOG.arm(15, "start-up and `uci`")
-    engine = chess.engine.SimpleEngine.popen_uci(binary)
+    engine = selfplay.popen_engine(binary)
     WATCHDOG.disarm()
     for name in NEW_OPTIONS:
         if name not in engine.options:

@@ -33,7 +33,14 @@ import chess.engine
 
 # Shared helpers: UCI traffic capture, watchdog and legal-line checks.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from selfplay import WATCHDOG, check_legal_line, fail, finish, install_traffic_logger  # noqa: E402
+from selfplay import (  # noqa: E402
+    WATCHDOG,
+    check_legal_line,
+    fail,
+    finish,
+    install_traffic_logger,
+    popen_engine,
+)
 
 FEN = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 NODES = 20000
@@ -164,7 +171,7 @@ def main():
     install_traffic_logger()
     started = time.perf_counter()
     WATCHDOG.arm(15, "start-up and `uci`")
-    engine = chess.engine.SimpleEngine.popen_uci(sys.argv[1])
+    engine = popen_engine(sys.argv[1])
     WATCHDOG.disarm()
 
     summaries = [check_node_limit(engine), check_movetime(engine), check_currmove(engine)]

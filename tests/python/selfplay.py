@@ -6,8 +6,8 @@ Usage: selfplay.py <path to the basalt binary>
 Two engine processes play one game at 2 s + 0.02 s per side, pondering, with the clocks kept
 here (python-chess's overhead counts against the engine, as on a server), then a short Chess960
 game. Every move must be legal, no side may run out of time (one stalled move a game is
-forgiven, STALLS_ALLOWED), python-chess must not complain about any engine output, and one
-`analyse` must yield a complete info dictionary. After
+forgiven, STALLS_ALLOWED), python-chess must not complain about any engine output, the engines
+must write nothing to stderr, and one `analyse` must yield a complete info dictionary. After
 MAX_PLIES plies the game is adjudicated a draw so the script ends in well under a minute.
 
 Exit status 0 when everything held; otherwise 1 with the reason and the recent UCI traffic.
@@ -17,6 +17,7 @@ import collections
 import logging
 import os
 import sys
+import tempfile
 import threading
 import time
 
@@ -62,11 +63,36 @@ def install_traffic_logger():
     logger.propagate = False
 
 
+# Each engine's stderr, a temporary file per engine (popen_engine).
+ENGINE_STDERR = []
+
+
+def engine_stderr():
+    """What the engines have written to stderr so far."""
+    text = ""
+    for f in ENGINE_STDERR:
+        f.seek(0)
+        text += f.read().decode(errors="replace")
+    return text
+
+
+def popen_engine(binary):
+    """Starts an engine with its stderr in a temporary file, which `finish` checks: the
+    engine writes nothing there in play, so a line is a fault (a helper thread's panic,
+    say) even when every move it played was legal."""
+    stderr = tempfile.TemporaryFile()
+    ENGINE_STDERR.append(stderr)
+    return chess.engine.SimpleEngine.popen_uci(binary, stderr=stderr)
+
+
 def fail(why):
     print(f"FAIL: {why}", file=sys.stderr)
     print("--- recent UCI traffic ---", file=sys.stderr)
     for line in list(TRAFFIC.recent):
         print(line, file=sys.stderr)
+    stderr = engine_stderr()
+    if stderr:
+        print(f"--- engine stderr ---\n{stderr}", file=sys.stderr)
     sys.stderr.flush()
     # Skip interpreter shutdown: python-chess would wait for a hung engine. The engines see
     # their stdin close and exit.
@@ -107,7 +133,7 @@ WATCHDOG = Watchdog()
 
 def start_engine(binary, options):
     WATCHDOG.arm(15, "start-up and `uci`")
-    engine = chess.engine.SimpleEngine.popen_uci(binary)
+    engine = popen_engine(binary)
     WATCHDOG.disarm()
     for name in ["Hash", "Clear Hash", "Threads", "Move Overhead", "Ponder", "UCI_Chess960"]:
         if name not in engine.options:
@@ -200,14 +226,16 @@ def play_game(engines, board, base, increment, max_plies, ponder, label):
 
 
 def finish(engines, summaries, name, started):
-    """Quits the engines, fails if python-chess complained about anything, prints the
-    summaries and the time taken; returns the exit status 0."""
+    """Quits the engines, fails if python-chess complained about anything or an engine
+    wrote to stderr, prints the summaries and the time taken; returns the exit status 0."""
     for engine in engines:
         WATCHDOG.arm(10, "quit")
         engine.quit()
         WATCHDOG.disarm()
     if TRAFFIC.complaints:
         fail("python-chess complained:\n" + "\n".join(TRAFFIC.complaints))
+    if engine_stderr():
+        fail("an engine wrote to stderr")
     for line in summaries:
         print(line)
     print(f"{name} finished in {time.perf_counter() - started:.1f} s")

@@ -213,7 +213,10 @@ mod tests {
             Portable.add_to_rows(&start, &mut grads, &inputs, (stride, block));
             assert_ne!(grads, weights);
             #[cfg(target_arch = "x86_64")]
-            if let crate::nnue::Simd::Avx2(token) = crate::nnue::Simd::detect() {
+            for level in crate::nnue::Simd::available() {
+                let crate::nnue::Simd::Avx2(token) = level else {
+                    continue;
+                };
                 let avx2 = Avx2(token);
                 let sum = avx2.accumulate(&start, &weights, &inputs, (stride, block));
                 assert_eq!(sum, portable);
