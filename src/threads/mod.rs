@@ -13,9 +13,12 @@
 //! Lazy SMP: every helper searches the same root with its own histories and stack, sharing
 //! only the transposition table, and odd helpers start one iteration deeper so the threads
 //! spread over depths. Their results reach the main thread through the table. The main
-//! thread alone decides when to stop and which move to play. It raises the helpers' stop
-//! flag and prints `bestmove` without waiting for them: a helper that the scheduler has
-//! not run for a while (more threads than cores) must not hold up the move or the clock.
+//! thread alone decides when the search ends and which move to play; `go nodes` counts
+//! the nodes of all threads, which each publishes in the search's `Counters`, and a helper
+//! also stops by itself once that total reaches the limit. The main thread raises the
+//! helpers' stop flag and prints `bestmove` without waiting for them: a helper that the
+//! scheduler has not run for a while (more threads than cores) must not hold up the move
+//! or the clock.
 //! Each search gives the helpers a fresh stop flag, so a helper still unwinding the last
 //! search cannot miss the stop, and picks up the next search from its queue when done.
 //!

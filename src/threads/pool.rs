@@ -33,25 +33,31 @@ pub struct HelperSearch {
     pub job_flags: Arc<StopFlags>,
 }
 
-/// The counters of the helpers given one search, where each publishes its nodes and
-/// tablebase hits: new for every search, so that a helper still unwinding the last one
-/// cannot add its count to this one's.
-pub struct HelperCounters(Vec<Counters>);
+/// One search's counters as the main thread holds them: where each helper given the search
+/// publishes its nodes and tablebase hits (`Counters`: one slot per thread, new for every
+/// search).
+pub struct HelperCounters {
+    counters: Counters,
+    /// How many helpers were given the search (the tests check that a stopped one is
+    /// given to none).
+    #[cfg_attr(not(test), allow(dead_code))]
+    given: usize,
+}
 
 impl HelperCounters {
+    /// The counters for the main thread's own search: its slot among the helpers'.
+    pub fn for_main_thread(&self) -> Counters {
+        self.counters.clone()
+    }
+
     /// Adds the helpers' nodes and tablebase hits so far to one of the main thread's.
     pub fn add_to(&self, iteration: &mut Iteration) {
-        for counters in &self.0 {
-            iteration.nodes += counters.nodes.load(Ordering::Relaxed);
-            iteration.tbhits += counters.tb_hits.load(Ordering::Relaxed);
-        }
+        iteration.nodes += self.counters.others_nodes();
+        iteration.tbhits += self.counters.others_tb_hits();
     }
 
     pub fn nodes(&self) -> u64 {
-        self.0
-            .iter()
-            .map(|counters| counters.nodes.load(Ordering::Relaxed))
-            .sum()
+        self.counters.others_nodes()
     }
 }
 
@@ -127,25 +133,25 @@ impl HelperPool {
         }
     }
 
-    /// Hands the search to every helper, under a new stop flag. Handing a search to a
-    /// thousand helpers takes tens of milliseconds on two cores: after `stop` the rest are
-    /// left out, as they would be stopped at once anyway.
+    /// Hands the search to every helper, under a new stop flag and with new counters.
+    /// Handing a search to a thousand helpers takes tens of milliseconds on two cores:
+    /// after `stop` the rest are left out, as they would be stopped at once anyway.
     pub fn start(&mut self, search: &HelperSearch) -> HelperCounters {
         self.stop = Arc::new(StopFlags::default());
-        let mut given = Vec::new();
+        let counters = Counters::new(self.helpers.len() + 1);
+        let mut given = 0;
         for helper in &self.helpers {
             if search.job_flags.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let counters = Counters::default();
+            given += 1;
             let _ = helper.jobs.send(HelperJob::Search {
                 search: search.clone(),
                 helpers_stop: self.stop.clone(),
-                counters: counters.clone(),
+                counters: counters.for_thread(given),
             });
-            given.push(counters);
         }
-        HelperCounters(given)
+        HelperCounters { counters, given }
     }
 
     /// The main thread has decided: the helpers stop.
@@ -294,10 +300,10 @@ mod tests {
         pool.grow();
         let stopped = Arc::new(StopFlags::default());
         stopped.stop.store(true, Ordering::Relaxed);
-        assert!(pool.start(&search_on(&idle, stopped)).0.is_empty());
+        assert_eq!(pool.start(&search_on(&idle, stopped)).given, 0);
 
         let counters = pool.start(&search_on(&idle, Arc::new(StopFlags::default())));
-        assert_eq!(counters.0.len(), 1);
+        assert_eq!(counters.given, 1);
         pool.retire();
     }
 }

@@ -206,12 +206,16 @@ impl Worker {
         let tt = self.table.for_search();
         // One generation per search, started before any thread of it stores an entry.
         tt.new_search();
-        // Helpers search without limits of their own: the main thread stops them. Held
-        // to the end of the search, so the helpers never free the shared root.
+        // Helpers have no clock of their own: the main thread stops them when it has
+        // decided. They share its depth limit and `go nodes`, which counts the nodes of all
+        // threads: each thread stops itself once the total reaches it, so the search ends
+        // there even while the main thread waits for a core. Held to the end of the
+        // search, so the helpers never free the shared root.
         let helper_search = HelperSearch {
             position: Arc::new(position.clone()),
             limits: Limits {
                 depth: limits.depth,
+                hard_nodes: limits.hard_nodes,
                 search_moves: limits.search_moves.clone(),
                 ..Limits::default()
             },
@@ -229,6 +233,7 @@ impl Worker {
             flags: self.job_flags.clone(),
             // Aged above, for all threads.
             ages_table: false,
+            counters: helpers.for_main_thread(),
             ..SearchJob::new(tt, limits)
         };
         let mut result = self.search_main(position, job, &helpers, setup.show_wdl);
