@@ -2,6 +2,8 @@
 //! in `node.rs`, quiescence in `qsearch.rs`.
 
 pub mod correction;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod frame;
 pub mod history;
 mod job;
@@ -675,6 +677,8 @@ impl Searcher {
         if self.state.stopped {
             return true;
         }
+        #[cfg(feature = "fault-injection")]
+        fault::strike(self.helper_id, self.state.nodes);
         if self.state.in_first_iteration {
             return false;
         }

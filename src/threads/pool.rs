@@ -4,6 +4,9 @@
 //! stops them all through one flag when it has decided. The pool grows one helper at a
 //! time (the search thread adds them between jobs) and retires helpers without joining
 //! them.
+//!
+//! A helper whose search panics catches it, starts afresh for the next search and tells the
+//! search thread what it said; the search goes on without it.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -12,7 +15,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::priority::lower_helper_priority;
-use super::SEARCH_STACK_BYTES;
+use super::{contained, SEARCH_STACK_BYTES};
 use crate::nnue::Network;
 use crate::position::Position;
 use crate::search::{Counters, Iteration, Limits, SearchJob, Searcher, StopFlags};
@@ -80,6 +83,9 @@ pub struct HelperPool {
     /// The current search's stop flag for the helpers: raised when the main thread has
     /// finished.
     stop: Arc<StopFlags>,
+    /// What helpers whose search panicked said, for the search thread to pass on: each
+    /// helper holds a sender.
+    faults: (Sender<String>, Receiver<String>),
 }
 
 impl HelperPool {
@@ -88,6 +94,7 @@ impl HelperPool {
             helpers: Vec::new(),
             wanted: 0,
             stop: Arc::new(StopFlags::default()),
+            faults: unbounded(),
         }
     }
 
@@ -114,7 +121,7 @@ impl HelperPool {
     /// there is and returns what to tell the user.
     pub fn grow(&mut self) -> Option<String> {
         let id = self.helpers.len() + 1;
-        match Helper::spawn(id) {
+        match Helper::spawn(id, self.faults.0.clone()) {
             Some(helper) => {
                 self.helpers.push(helper);
                 None
@@ -159,6 +166,11 @@ impl HelperPool {
         self.stop.stop.store(true, Ordering::Relaxed);
     }
 
+    /// What the helpers whose search panicked since the last call said, one line each.
+    pub fn faults(&self) -> impl Iterator<Item = String> + '_ {
+        self.faults.1.try_iter()
+    }
+
     /// The process is ending: the helpers are stopped and left to wind down (or be ended
     /// with the process) rather than joined, so `quit` does not wait for them.
     pub fn retire(&mut self) {
@@ -173,8 +185,9 @@ struct Helper {
 }
 
 impl Helper {
-    /// `None` if the system will not start another thread.
-    fn spawn(id: usize) -> Option<Helper> {
+    /// `None` if the system will not start another thread. `faults`: where it says that
+    /// its search panicked.
+    fn spawn(id: usize, faults: Sender<String>) -> Option<Helper> {
         let (jobs, inbox) = unbounded::<HelperJob>();
         let searcher = Searcher::helper(id);
         let (lowered, priority_lowered) = crossbeam_channel::bounded::<()>(1);
@@ -184,7 +197,7 @@ impl Helper {
             .spawn(move || {
                 lower_helper_priority();
                 let _ = lowered.send(());
-                serve(searcher, &inbox);
+                serve(id, searcher, &inbox, &faults);
             })
             .ok()?;
         // A new thread starts at the search thread's priority. Growing the pool by a
@@ -220,7 +233,7 @@ impl Drop for Helper {
 /// A helper's life: one job at a time until the pool drops its channel. Its searcher lets
 /// go of each search's table when done, so a resize can free the old table without asking
 /// the helpers.
-fn serve(mut searcher: Searcher, inbox: &Receiver<HelperJob>) {
+fn serve(id: usize, mut searcher: Searcher, inbox: &Receiver<HelperJob>, faults: &Sender<String>) {
     // Kept from search to search so that copying the root does not allocate: an
     // idle-priority thread that the scheduler stops inside the allocator holds locks that
     // the normal-priority threads may be waiting for.
@@ -251,7 +264,18 @@ fn serve(mut searcher: Searcher, inbox: &Receiver<HelperJob>) {
                 };
                 root.clone_from(&position);
                 drop(position);
-                searcher.iterative_deepening(&mut root, job, &mut |_| {});
+                // A panic ends this search only. The searcher and the root are left
+                // mid-search (a line half made, a search's table held), so both start
+                // afresh; the next search finds the helper as a new one.
+                let searched =
+                    contained(|| searcher.iterative_deepening(&mut root, job, &mut |_| {}));
+                if let Err(message) = searched {
+                    searcher = Searcher::helper(id);
+                    root = Position::default();
+                    let _ = faults.send(format!(
+                        "helper thread {id} panicked: {message}; the search went on without it"
+                    ));
+                }
             }
             HelperJob::ClearHistory => searcher.clear(),
         }

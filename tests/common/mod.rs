@@ -509,11 +509,19 @@ pub struct Engine {
     since_go: Vec<(Instant, String)>,
     /// Recent traffic, shown when a test fails.
     log: Vec<String>,
+    /// Every stderr line read so far.
+    stderr: Vec<String>,
 }
 
 impl Engine {
     pub fn start() -> Engine {
-        let mut child = basalt()
+        Engine::start_with(basalt())
+    }
+
+    /// Starts the engine as `command` says (from [`basalt`], with an environment variable
+    /// set, say).
+    pub fn start_with(mut command: Command) -> Engine {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -541,6 +549,7 @@ impl Engine {
             output,
             since_go: Vec::new(),
             log: Vec::new(),
+            stderr: Vec::new(),
         }
     }
 
@@ -655,8 +664,7 @@ impl Engine {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = self.output.recv_timeout(left).ok()?;
             if line.stream == Stream::Stderr {
-                eprintln!("engine stderr: {}", line.text);
-                self.note(format!("<! {}", line.text));
+                self.take_stderr_line(line.text);
                 continue;
             }
             self.note(format!("< {}", line.text));
@@ -684,6 +692,18 @@ impl Engine {
         }
     }
 
+    /// Shows a stderr line as it is read, and keeps it for [`Engine::stderr`].
+    fn take_stderr_line(&mut self, text: String) {
+        eprintln!("engine stderr: {text}");
+        self.note(format!("<! {text}"));
+        self.stderr.push(text);
+    }
+
+    /// The stderr lines read so far (those that came before the stdout lines read).
+    pub fn stderr(&self) -> &[String] {
+        &self.stderr
+    }
+
     /// Collects whatever arrives during `window`.
     pub fn lines_during(&mut self, window: Duration) -> Vec<String> {
         let deadline = Instant::now() + window;
@@ -704,10 +724,7 @@ impl Engine {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.output.recv_timeout(left) {
-                Ok(line) if line.stream == Stream::Stderr => {
-                    eprintln!("engine stderr: {}", line.text);
-                    self.note(format!("<! {}", line.text));
-                }
+                Ok(line) if line.stream == Stream::Stderr => self.take_stderr_line(line.text),
                 Ok(line) => {
                     self.note(format!("< {}", line.text));
                     lines.push((line.at, line.text));
