@@ -898,6 +898,29 @@ fn depth_and_node_limits() {
 }
 
 #[test]
+fn a_node_limit_counts_every_thread() {
+    let _cpu = shared_cpu();
+    let mut e = Engine::ready();
+    e.sync_after("setoption name Threads value 2");
+    e.send(&format!("position fen {KIWIPETE}"));
+    let limit = 20_000;
+    let search = e.go(&format!("go nodes {limit}"));
+    check_search(KIWIPETE, false, &search);
+    // Each thread counts its own nodes exactly and reads the other's as published, every
+    // 1024 of its own nodes (CLOCK_CHECK_INTERVAL in src/search/mod.rs), so it sees the
+    // total up to 1023 unpublished nodes and one interval of publishing late; the first
+    // thread to stop does so that far past the limit, the other within one more interval
+    // of its own. Four intervals bound it; the main thread's count alone would be about
+    // twice the limit with two free cores.
+    let used = search.last_exact().nodes;
+    assert!(
+        (limit..limit + 4 * 1024).contains(&used),
+        "reported {used} nodes for {limit} with two threads"
+    );
+    println!("go nodes {limit}, Threads 2: the last line reports {used} nodes");
+}
+
+#[test]
 fn movetime_is_kept() {
     let _cpu = exclusive_cpu();
     let mut e = Engine::ready();

@@ -2,7 +2,7 @@
 //! The thread layer, datagen, bench and the tests build one [`SearchJob`] per search and
 //! hand it to `Searcher::iterative_deepening`; the searcher keeps it for that search only.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use super::skill::StrengthLimit;
@@ -11,12 +11,82 @@ use crate::nnue::Network;
 use crate::syzygy::Tablebases;
 use crate::tt::TranspositionTable;
 
-/// Where a search thread publishes its nodes and tablebase hits every few hundred
-/// microseconds, so that the main thread can report the sums over all threads.
-#[derive(Clone, Default)]
+/// Where the threads of one search publish their nodes and tablebase hits, each in a slot
+/// of its own, every `CLOCK_CHECK_INTERVAL` nodes and when it ends: the main thread reports
+/// the sums over all threads, and a node limit counts them all (`go nodes` with `Threads`
+/// above 1 stops at the total, as in Stockfish). Made anew for every search, so that a
+/// helper still unwinding the last one cannot add its count to this one's.
+#[derive(Clone)]
 pub struct Counters {
-    pub nodes: Arc<AtomicU64>,
-    pub tb_hits: Arc<AtomicU64>,
+    slots: Arc<[Slot]>,
+    /// The slot this thread writes; it only reads the others.
+    own: usize,
+}
+
+/// One thread's counts, on a cache line of their own: a thread's stores then never evict
+/// the line another thread writes.
+#[derive(Default)]
+#[repr(align(64))]
+struct Slot {
+    nodes: AtomicU64,
+    tb_hits: AtomicU64,
+}
+
+impl Counters {
+    /// The counters of a search by `threads` threads, as the main thread (slot 0) holds
+    /// them; [`Counters::for_thread`] gives each other thread its own.
+    pub fn new(threads: usize) -> Counters {
+        Counters {
+            slots: (0..threads.max(1)).map(|_| Slot::default()).collect(),
+            own: 0,
+        }
+    }
+
+    /// The same search's counters as thread `index` (0 is the main thread) holds them.
+    pub fn for_thread(&self, index: usize) -> Counters {
+        assert!(index < self.slots.len(), "no slot for thread {index}");
+        Counters {
+            slots: self.slots.clone(),
+            own: index,
+        }
+    }
+
+    /// This thread's counts so far.
+    pub(super) fn publish(&self, nodes: u64, tb_hits: u64) {
+        let own = &self.slots[self.own];
+        own.nodes.store(nodes, Ordering::Relaxed);
+        own.tb_hits.store(tb_hits, Ordering::Relaxed);
+    }
+
+    /// The nodes the other threads have published.
+    pub fn others_nodes(&self) -> u64 {
+        self.others()
+            .map(|slot| slot.nodes.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// The tablebase hits the other threads have published.
+    pub fn others_tb_hits(&self) -> u64 {
+        self.others()
+            .map(|slot| slot.tb_hits.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    fn others(&self) -> impl Iterator<Item = &Slot> {
+        let own = self.own;
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(move |&(index, _)| index != own)
+            .map(|(_, slot)| slot)
+    }
+}
+
+impl Default for Counters {
+    /// A search by one thread.
+    fn default() -> Counters {
+        Counters::new(1)
+    }
 }
 
 /// One search as a searcher is given it.

@@ -2,6 +2,8 @@
 //! in `node.rs`, quiescence in `qsearch.rs`.
 
 pub mod correction;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod frame;
 pub mod history;
 mod job;
@@ -382,9 +384,9 @@ impl Searcher {
         self.job = job;
         let limits = &self.job.limits;
         self.state.limits = limits.start(self.job.strength.map(|s| s.node_budget()));
-        self.job.counters.nodes.store(0, Ordering::Relaxed);
-        self.job.counters.tb_hits.store(0, Ordering::Relaxed);
+        self.job.counters.publish(0, 0);
         self.state.nodes = 0;
+        self.state.others_nodes = 0;
         self.state.tb_hits = 0;
         self.state.pv_index = 0;
         self.state.stats = Stats::default();
@@ -450,12 +452,7 @@ impl Searcher {
         self.state.stats.nodes = self.state.nodes;
         self.job
             .counters
-            .nodes
-            .store(self.state.nodes, Ordering::Relaxed);
-        self.job
-            .counters
-            .tb_hits
-            .store(self.state.tb_hits, Ordering::Relaxed);
+            .publish(self.state.nodes, self.state.tb_hits);
     }
 
     /// After an iteration that found `found` of its `lines` lines: shows them. At full
@@ -598,9 +595,8 @@ impl Searcher {
     /// After an iteration: whether the search ends, as its limits say.
     fn should_stop_deepening(&mut self, it: &IterationFacts) -> bool {
         let pondering = self.job.flags.pondering.load(Ordering::Relaxed);
-        self.state
-            .limits
-            .stop_after(it, self.state.nodes, pondering)
+        let nodes = self.state.nodes + self.state.others_nodes;
+        self.state.limits.stop_after(it, nodes, pondering)
     }
 
     /// The search starts on root move `m`, the `move_count`th of this MultiPV line.
@@ -699,6 +695,8 @@ impl Searcher {
         if self.state.stopped {
             return true;
         }
+        #[cfg(feature = "fault-injection")]
+        fault::strike(self.helper_id, self.state.nodes);
         if self.state.in_first_iteration {
             return false;
         }
@@ -715,19 +713,21 @@ impl Searcher {
         if self.helper_id != 0 && self.state.nodes.is_multiple_of(HELPER_YIELD_INTERVAL) {
             std::thread::yield_now();
         }
-        if self.state.limits.past_node_limit(self.state.nodes) {
+        // The search's nodes over all its threads: this thread's own, counted exactly, and
+        // the others' as last published.
+        if self
+            .state
+            .limits
+            .past_node_limit(self.state.nodes + self.state.others_nodes)
+        {
             self.state.stopped = true;
             return true;
         }
         if self.state.nodes.is_multiple_of(CLOCK_CHECK_INTERVAL) {
             self.job
                 .counters
-                .nodes
-                .store(self.state.nodes, Ordering::Relaxed);
-            self.job
-                .counters
-                .tb_hits
-                .store(self.state.tb_hits, Ordering::Relaxed);
+                .publish(self.state.nodes, self.state.tb_hits);
+            self.state.others_nodes = self.job.counters.others_nodes();
             if !self.state.announcing && self.job.on_root_move.is_some() {
                 self.start_announcing_in_time();
             }
@@ -952,6 +952,43 @@ mod tests {
                 "{nodes} nodes, limit {soft}"
             );
         }
+    }
+
+    #[test]
+    fn a_node_limit_counts_the_nodes_of_every_thread() {
+        // Two threads of normal priority, so both search even on one core, where the
+        // scheduler gives each a few milliseconds in turn.
+        let limit = 60_000;
+        let counters = Counters::new(2);
+        let tt = Arc::new(TranspositionTable::new(4));
+        let threads: Vec<_> = (0..2)
+            .map(|index| {
+                let (counters, tt) = (counters.for_thread(index), tt.clone());
+                std::thread::spawn(move || {
+                    let mut pos = Position::from_fen(NODE_LIMIT_FEN, false).unwrap();
+                    let limits = Limits {
+                        hard_nodes: Some(limit),
+                        ..Limits::default()
+                    };
+                    let job = SearchJob {
+                        counters,
+                        ages_table: index == 0,
+                        ..SearchJob::new(tt, limits)
+                    };
+                    let mut searcher = Searcher::helper(index);
+                    searcher.iterative_deepening(&mut pos, job, &mut |_| {});
+                    searcher.nodes()
+                })
+            })
+            .collect();
+        let nodes: Vec<u64> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let total: u64 = nodes.iter().sum();
+        // As in tests/uci.rs, `a_node_limit_counts_every_thread`: within four publishing
+        // intervals of the limit, where each thread alone would search up to it.
+        assert!(
+            (limit..limit + 4 * CLOCK_CHECK_INTERVAL).contains(&total),
+            "{nodes:?} nodes for a limit of {limit}"
+        );
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct SearchState {
     /// When the search started (for `info time` and nps).
     pub(super) start: Instant,
     pub(super) nodes: u64,
+    /// The nodes the search's other threads had published at this thread's last look
+    /// (every `CLOCK_CHECK_INTERVAL` nodes): its limits count them with its own.
+    pub(super) others_nodes: u64,
     pub(super) seldepth: usize,
     pub(super) stopped: bool,
     /// The first iteration always completes (it takes microseconds), so there is a move.
@@ -56,6 +59,7 @@ impl SearchState {
             limits: Limiter::default(),
             start: Instant::now(),
             nodes: 0,
+            others_nodes: 0,
             seldepth: 0,
             stopped: false,
             in_first_iteration: true,

@@ -13,11 +13,19 @@
 //! Lazy SMP: every helper searches the same root with its own histories and stack, sharing
 //! only the transposition table, and odd helpers start one iteration deeper so the threads
 //! spread over depths. Their results reach the main thread through the table. The main
-//! thread alone decides when to stop and which move to play. It raises the helpers' stop
-//! flag and prints `bestmove` without waiting for them: a helper that the scheduler has
-//! not run for a while (more threads than cores) must not hold up the move or the clock.
+//! thread alone decides when the search ends and which move to play; `go nodes` counts
+//! the nodes of all threads, which each publishes in the search's `Counters`, and a helper
+//! also stops by itself once that total reaches the limit. The main thread raises the
+//! helpers' stop flag and prints `bestmove` without waiting for them: a helper that the
+//! scheduler has not run for a while (more threads than cores) must not hold up the move
+//! or the clock.
 //! Each search gives the helpers a fresh stop flag, so a helper still unwinding the last
 //! search cannot miss the stop, and picks up the next search from its queue when done.
+//!
+//! A panic in a search (the main thread's or a helper's), a perft or a bench ends that job
+//! only: it still gets its last line, `bestmove` a legal move, after an `info string` with
+//! what the panic said, and the threads take the next job (docs/reliability.md, "A fault
+//! stays contained").
 //!
 //! Option changes never make the UCI thread wait (docs/reliability.md). The search thread
 //! owns the hash table, the helpers and the Syzygy tables. It grows the pool one helper at
@@ -42,6 +50,7 @@
 //! - `priority.rs`, `memory.rs`: scheduling priorities, and giving retired helpers' memory
 //!   back.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
@@ -164,6 +173,20 @@ pub struct ProbeOptions {
     pub limit: usize,
     pub depth: i32,
     pub rule50: bool,
+}
+
+/// Runs `work` and catches a panic in it: `Err` then holds what the panic said, on one line
+/// (it goes out as an `info string`). The callers make sure that what the panic may have
+/// left half done is not used again.
+fn contained<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+    panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
+        let text = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a panic without a message");
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    })
 }
 
 /// Stack for search threads: deep recursion (MAX_PLY plies of search frames) needs more

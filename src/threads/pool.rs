@@ -4,6 +4,9 @@
 //! stops them all through one flag when it has decided. The pool grows one helper at a
 //! time (the search thread adds them between jobs) and retires helpers without joining
 //! them.
+//!
+//! A helper whose search panics catches it, starts afresh for the next search and tells the
+//! search thread what it said; the search goes on without it.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -12,7 +15,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::priority::lower_helper_priority;
-use super::SEARCH_STACK_BYTES;
+use super::{contained, SEARCH_STACK_BYTES};
 use crate::nnue::Network;
 use crate::position::Position;
 use crate::search::{Counters, Iteration, Limits, SearchJob, Searcher, StopFlags};
@@ -33,25 +36,31 @@ pub struct HelperSearch {
     pub job_flags: Arc<StopFlags>,
 }
 
-/// The counters of the helpers given one search, where each publishes its nodes and
-/// tablebase hits: new for every search, so that a helper still unwinding the last one
-/// cannot add its count to this one's.
-pub struct HelperCounters(Vec<Counters>);
+/// One search's counters as the main thread holds them: where each helper given the search
+/// publishes its nodes and tablebase hits (`Counters`: one slot per thread, new for every
+/// search).
+pub struct HelperCounters {
+    counters: Counters,
+    /// How many helpers were given the search (the tests check that a stopped one is
+    /// given to none).
+    #[cfg_attr(not(test), allow(dead_code))]
+    given: usize,
+}
 
 impl HelperCounters {
+    /// The counters for the main thread's own search: its slot among the helpers'.
+    pub fn for_main_thread(&self) -> Counters {
+        self.counters.clone()
+    }
+
     /// Adds the helpers' nodes and tablebase hits so far to one of the main thread's.
     pub fn add_to(&self, iteration: &mut Iteration) {
-        for counters in &self.0 {
-            iteration.nodes += counters.nodes.load(Ordering::Relaxed);
-            iteration.tbhits += counters.tb_hits.load(Ordering::Relaxed);
-        }
+        iteration.nodes += self.counters.others_nodes();
+        iteration.tbhits += self.counters.others_tb_hits();
     }
 
     pub fn nodes(&self) -> u64 {
-        self.0
-            .iter()
-            .map(|counters| counters.nodes.load(Ordering::Relaxed))
-            .sum()
+        self.counters.others_nodes()
     }
 }
 
@@ -74,6 +83,9 @@ pub struct HelperPool {
     /// The current search's stop flag for the helpers: raised when the main thread has
     /// finished.
     stop: Arc<StopFlags>,
+    /// What helpers whose search panicked said, for the search thread to pass on: each
+    /// helper holds a sender.
+    faults: (Sender<String>, Receiver<String>),
 }
 
 impl HelperPool {
@@ -82,6 +94,7 @@ impl HelperPool {
             helpers: Vec::new(),
             wanted: 0,
             stop: Arc::new(StopFlags::default()),
+            faults: unbounded(),
         }
     }
 
@@ -108,7 +121,7 @@ impl HelperPool {
     /// there is and returns what to tell the user.
     pub fn grow(&mut self) -> Option<String> {
         let id = self.helpers.len() + 1;
-        match Helper::spawn(id) {
+        match Helper::spawn(id, self.faults.0.clone()) {
             Some(helper) => {
                 self.helpers.push(helper);
                 None
@@ -127,30 +140,35 @@ impl HelperPool {
         }
     }
 
-    /// Hands the search to every helper, under a new stop flag. Handing a search to a
-    /// thousand helpers takes tens of milliseconds on two cores: after `stop` the rest are
-    /// left out, as they would be stopped at once anyway.
+    /// Hands the search to every helper, under a new stop flag and with new counters.
+    /// Handing a search to a thousand helpers takes tens of milliseconds on two cores:
+    /// after `stop` the rest are left out, as they would be stopped at once anyway.
     pub fn start(&mut self, search: &HelperSearch) -> HelperCounters {
         self.stop = Arc::new(StopFlags::default());
-        let mut given = Vec::new();
+        let counters = Counters::new(self.helpers.len() + 1);
+        let mut given = 0;
         for helper in &self.helpers {
             if search.job_flags.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let counters = Counters::default();
+            given += 1;
             let _ = helper.jobs.send(HelperJob::Search {
                 search: search.clone(),
                 helpers_stop: self.stop.clone(),
-                counters: counters.clone(),
+                counters: counters.for_thread(given),
             });
-            given.push(counters);
         }
-        HelperCounters(given)
+        HelperCounters { counters, given }
     }
 
     /// The main thread has decided: the helpers stop.
     pub fn stop(&self) {
         self.stop.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// What the helpers whose search panicked since the last call said, one line each.
+    pub fn faults(&self) -> impl Iterator<Item = String> + '_ {
+        self.faults.1.try_iter()
     }
 
     /// The process is ending: the helpers are stopped and left to wind down (or be ended
@@ -167,8 +185,9 @@ struct Helper {
 }
 
 impl Helper {
-    /// `None` if the system will not start another thread.
-    fn spawn(id: usize) -> Option<Helper> {
+    /// `None` if the system will not start another thread. `faults`: where it says that
+    /// its search panicked.
+    fn spawn(id: usize, faults: Sender<String>) -> Option<Helper> {
         let (jobs, inbox) = unbounded::<HelperJob>();
         let searcher = Searcher::helper(id);
         let (lowered, priority_lowered) = crossbeam_channel::bounded::<()>(1);
@@ -178,7 +197,7 @@ impl Helper {
             .spawn(move || {
                 lower_helper_priority();
                 let _ = lowered.send(());
-                serve(searcher, &inbox);
+                serve(id, searcher, &inbox, &faults);
             })
             .ok()?;
         // A new thread starts at the search thread's priority. Growing the pool by a
@@ -214,7 +233,7 @@ impl Drop for Helper {
 /// A helper's life: one job at a time until the pool drops its channel. Its searcher lets
 /// go of each search's table when done, so a resize can free the old table without asking
 /// the helpers.
-fn serve(mut searcher: Searcher, inbox: &Receiver<HelperJob>) {
+fn serve(id: usize, mut searcher: Searcher, inbox: &Receiver<HelperJob>, faults: &Sender<String>) {
     // Kept from search to search so that copying the root does not allocate: an
     // idle-priority thread that the scheduler stops inside the allocator holds locks that
     // the normal-priority threads may be waiting for.
@@ -245,7 +264,18 @@ fn serve(mut searcher: Searcher, inbox: &Receiver<HelperJob>) {
                 };
                 root.clone_from(&position);
                 drop(position);
-                searcher.iterative_deepening(&mut root, job, &mut |_| {});
+                // A panic ends this search only. The searcher and the root are left
+                // mid-search (a line half made, a search's table held), so both start
+                // afresh; the next search finds the helper as a new one.
+                let searched =
+                    contained(|| searcher.iterative_deepening(&mut root, job, &mut |_| {}));
+                if let Err(message) = searched {
+                    searcher = Searcher::helper(id);
+                    root = Position::default();
+                    let _ = faults.send(format!(
+                        "helper thread {id} panicked: {message}; the search went on without it"
+                    ));
+                }
             }
             HelperJob::ClearHistory => searcher.clear(),
         }
@@ -294,10 +324,10 @@ mod tests {
         pool.grow();
         let stopped = Arc::new(StopFlags::default());
         stopped.stop.store(true, Ordering::Relaxed);
-        assert!(pool.start(&search_on(&idle, stopped)).0.is_empty());
+        assert_eq!(pool.start(&search_on(&idle, stopped)).given, 0);
 
         let counters = pool.start(&search_on(&idle, Arc::new(StopFlags::default())));
-        assert_eq!(counters.0.len(), 1);
+        assert_eq!(counters.given, 1);
         pool.retire();
     }
 }

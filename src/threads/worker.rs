@@ -3,6 +3,11 @@
 //! method. Between jobs it grows the helper pool one thread at a time. It owns the main
 //! thread's `Searcher`, the hash table, the helpers and the Syzygy tables, so none of them
 //! needs a lock.
+//!
+//! A panic in a search, a perft or a bench ends that job only: the job still gets its last
+//! line (`bestmove` a legal move), after an `info string` with what the panic said, and the
+//! loop takes the next job. What the panic may have left half done (the main thread's
+//! searcher) is replaced; a helper does the same for itself (pool.rs).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -10,18 +15,21 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver, RecvTimeoutError, TryRecvError};
+use shakmaty::Move;
 
 use super::pool::{HelperCounters, HelperPool, HelperSearch};
 use super::ready::Readiness;
 use super::table::HashTable;
 use super::tablebases::SyzygyTables;
 use super::upkeep::{Done, Task, Upkeep};
-use super::{memory, Job, Progress, Queued, Report, Reporter, SearchSetup, SEARCH_STACK_BYTES};
+use super::{
+    contained, memory, Job, Progress, Queued, Report, Reporter, SearchSetup, SEARCH_STACK_BYTES,
+};
 use crate::nnue::Network;
 use crate::perft;
 use crate::position::Position;
 use crate::search::{Iteration, Limits, SearchJob, SearchResult, Searcher, StopFlags};
-use crate::tt::TranspositionTable;
+use crate::tt::{Bound, TranspositionTable};
 
 /// Starts the search thread on `inbox`; it ends at `Job::Quit`, `Job::Finish` or when the
 /// sender is dropped.
@@ -50,6 +58,13 @@ pub fn spawn(
         .stack_size(SEARCH_STACK_BYTES)
         .spawn(move || worker.run(inbox))
         .expect("cannot start the search thread")
+}
+
+/// The main thread's search panicked: what the panic said, and the best move of the last
+/// iteration shown before it.
+struct Panicked {
+    message: String,
+    shown: Option<Move>,
 }
 
 struct Worker {
@@ -206,12 +221,16 @@ impl Worker {
         let tt = self.table.for_search();
         // One generation per search, started before any thread of it stores an entry.
         tt.new_search();
-        // Helpers search without limits of their own: the main thread stops them. Held
-        // to the end of the search, so the helpers never free the shared root.
+        // Helpers have no clock of their own: the main thread stops them when it has
+        // decided. They share its depth limit and `go nodes`, which counts the nodes of all
+        // threads: each thread stops itself once the total reaches it, so the search ends
+        // there even while the main thread waits for a core. Held to the end of the
+        // search, so the helpers never free the shared root.
         let helper_search = HelperSearch {
             position: Arc::new(position.clone()),
             limits: Limits {
                 depth: limits.depth,
+                hard_nodes: limits.hard_nodes,
                 search_moves: limits.search_moves.clone(),
                 ..Limits::default()
             },
@@ -229,9 +248,12 @@ impl Worker {
             flags: self.job_flags.clone(),
             // Aged above, for all threads.
             ages_table: false,
+            counters: helpers.for_main_thread(),
             ..SearchJob::new(tt, limits)
         };
-        let mut result = self.search_main(position, job, &helpers, setup.show_wdl);
+        let mut result = self
+            .search_main(position, job, &helpers, setup.show_wdl)
+            .unwrap_or_else(|panicked| self.recover(panicked, &helper_search));
         // UCI: in `go infinite` and while pondering, `bestmove` waits for `stop`/`ponderhit`.
         while !self.job_flags.stop.load(Ordering::Relaxed)
             && (infinite || self.job_flags.pondering.load(Ordering::Relaxed))
@@ -239,8 +261,37 @@ impl Worker {
             std::thread::sleep(Duration::from_micros(500));
         }
         self.pool.stop();
+        for fault in self.pool.faults() {
+            (self.output)(Report::Note(&fault));
+        }
         result.nodes += helpers.nodes();
         result
+    }
+
+    /// The main thread's search panicked: says so and plays the best move of the last
+    /// iteration shown, or, if none was, the first legal move (of `searchmoves`, if one
+    /// is). Its searcher was left mid-search (a line half made, the search's table held),
+    /// so the next search gets a new one, with empty histories.
+    fn recover(&mut self, panicked: Panicked, search: &HelperSearch) -> SearchResult {
+        self.searcher = Searcher::new();
+        let legal = search.position.legal_moves();
+        let best_move = panicked.shown.or_else(|| {
+            let wanted = &search.limits.search_moves;
+            let first = wanted.iter().find(|m| legal.contains(m));
+            first.or(legal.first()).copied()
+        });
+        let played = match (panicked.shown, best_move) {
+            (Some(_), _) => "playing the best move found before it",
+            (None, Some(_)) => "playing the first legal move",
+            (None, None) => "no legal move",
+        };
+        let note = format!("search thread panicked: {}; {played}", panicked.message);
+        (self.output)(Report::Note(&note));
+        SearchResult {
+            best_move,
+            final_lines_shown: true,
+            ..SearchResult::default()
+        }
     }
 
     /// Completes the pool and the upkeep thread's work before the search, as long as its
@@ -288,14 +339,14 @@ impl Worker {
 
     /// The main thread's iterative deepening, each iteration reported with the helpers'
     /// nodes and tablebase hits added, as are the search's last lines; the root move it
-    /// searches announced a few seconds in.
+    /// searches announced a few seconds in. `Err` if it panicked.
     fn search_main(
         &mut self,
         position: &mut Position,
         job: SearchJob,
         helpers: &HelperCounters,
         show_wdl: bool,
-    ) -> SearchResult {
+    ) -> Result<SearchResult, Panicked> {
         let output = self.output.clone();
         let mode = position.castling_mode();
         let announce = self.output.clone();
@@ -305,48 +356,63 @@ impl Worker {
             })),
             ..job
         };
-        let mut result = self
-            .searcher
-            .iterative_deepening(position, job, &mut |it: &Iteration| {
-                let mut it = it.clone();
-                helpers.add_to(&mut it);
-                output(Report::Iteration {
-                    iteration: &it,
-                    mode,
-                    show_wdl,
+        let mut shown = None;
+        let searched = contained(|| {
+            self.searcher
+                .iterative_deepening(position, job, &mut |it: &Iteration| {
+                    if it.multipv == 1 && it.bound == Bound::Exact {
+                        shown = it.pv.first().copied().or(shown);
+                    }
+                    let mut it = it.clone();
+                    helpers.add_to(&mut it);
+                    output(Report::Iteration {
+                        iteration: &it,
+                        mode,
+                        show_wdl,
+                    })
                 })
-            });
+        });
+        let mut result = searched.map_err(|message| Panicked { message, shown })?;
         for line in &mut result.final_lines {
             helpers.add_to(line);
         }
-        result
+        Ok(result)
     }
 
     /// `go perft`: divide output, abandoned when `stop` arrives.
     fn perft(&mut self, mut position: Box<Position>, depth: u32) {
         let output = self.output.clone();
-        let total = perft::divide_until(&mut position, depth, &self.job_flags.stop, &mut |m, n| {
-            output(Report::PerftMove {
-                uci_move: m,
-                nodes: n,
+        let stop = &self.job_flags.stop;
+        let total = contained(|| {
+            perft::divide_until(&mut position, depth, stop, &mut |m, n| {
+                output(Report::PerftMove {
+                    uci_move: m,
+                    nodes: n,
+                })
             })
         });
         self.count_job_done();
         match total {
-            Some(total) => (self.output)(Report::PerftTotal(total)),
-            None => (self.output)(Report::Note("perft stopped")),
+            Ok(Some(total)) => (self.output)(Report::PerftTotal(total)),
+            Ok(None) => (self.output)(Report::Note("perft stopped")),
+            Err(message) => (self.output)(Report::Note(&format!("perft panicked: {message}"))),
         }
         self.count_job_printed();
     }
 
+    /// `bench`, on a searcher and tables of its own.
     fn bench(&mut self, depth: i32, network: Option<Arc<Network>>) {
         let output = self.output.clone();
-        let report = crate::bench::run(depth, network, &mut |line| output(Report::Note(&line)));
+        let report =
+            contained(|| crate::bench::run(depth, network, &mut |l| output(Report::Note(&l))));
         self.count_job_done();
-        (self.output)(Report::BenchTotal {
-            nodes: report.nodes,
-            nps: report.nps,
-        });
+        match report {
+            Ok(report) => (self.output)(Report::BenchTotal {
+                nodes: report.nodes,
+                nps: report.nps,
+            }),
+            Err(message) => (self.output)(Report::Note(&format!("bench panicked: {message}"))),
+        }
         self.count_job_printed();
     }
 

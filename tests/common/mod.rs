@@ -541,6 +541,8 @@ pub struct Engine {
     log: Vec<String>,
     /// The stderr lines the test said would come (`expect_stderr`).
     expected_stderr: Vec<ExpectedStderr>,
+    /// Every stderr line read so far.
+    stderr: Vec<String>,
 }
 
 /// Stderr lines a test provokes on purpose: those containing `pattern`, and whether one
@@ -586,6 +588,7 @@ impl Engine {
             since_go: Vec::new(),
             log: Vec::new(),
             expected_stderr: Vec::new(),
+            stderr: Vec::new(),
         }
     }
 
@@ -657,8 +660,8 @@ impl Engine {
         });
     }
 
-    /// A line the engine wrote on stderr: shown, and the test failed unless it was
-    /// expected.
+    /// A line the engine wrote on stderr: shown, kept for [`Engine::stderr`], and the test
+    /// failed unless it was expected.
     fn take_stderr(&mut self, text: String) {
         eprintln!("engine stderr: {text}");
         self.note(format!("<! {text}"));
@@ -670,6 +673,7 @@ impl Engine {
             Some(expected) => expected.seen = true,
             None => self.fail(&format!("the engine wrote to stderr: {text:?}")),
         }
+        self.stderr.push(text);
     }
 
     // --- As a GUI ------------------------------------------------------------------------
@@ -753,6 +757,11 @@ impl Engine {
                 None => self.fail(&format!("no {what} within {timeout:?}")),
             }
         }
+    }
+
+    /// The stderr lines read so far (those that came before the stdout lines read).
+    pub fn stderr(&self) -> &[String] {
+        &self.stderr
     }
 
     /// Collects whatever arrives during `window`.
