@@ -107,7 +107,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def send_json(self, data, status=200):
-        self.send(status, (json.dumps(data, indent=2) + "\n").encode(), "application/json")
+        body = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        self.send(status, body.encode(), "application/json; charset=utf-8")
 
     def not_found(self, what="Not Found"):
         self.send_json({"message": what, "status": "404"}, 404)
@@ -220,8 +221,9 @@ def main():
 
     Handler.repos = repos
     server = http.server.ThreadingHTTPServer((args.host, args.port), Handler)
+    port = server.server_address[1]  # --port 0 takes a free one
     for key, path in repos.items():
-        print(f"standin: http://{args.host}:{args.port}/{key} -> {path}", flush=True)
+        print(f"standin: http://{args.host}:{port}/{key} -> {path}", flush=True)
     server.serve_forever()
 
 
