@@ -8,6 +8,9 @@ server's own form, as a logged-in user would submit it. Python standard library 
                                       [--pairs-per 8] [--iterations 25]
   tools/openbench/workload.py datagen --dev BRANCH [--base BRANCH] [--tc N=5000] [--games 1000]
                                       [--genfens-args "..."] [--upload-pgns VERBOSE]
+                                      [--reverses NO] (YES replays each opening with the
+                                      colours swapped: between two copies of one build at
+                                      a node limit, the same game twice)
   tools/openbench/workload.py modify  --id N --action STOP|RESTART|DELETE|MODIFY
                                       [--priority P] [--throughput T] (MODIFY)
   common: [--server http://127.0.0.1:8000] [--user basalt] [--password basalt]
@@ -106,6 +109,7 @@ def main():
     parser.add_argument("--iterations", type=int, default=25)
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--genfens-args", default="")
+    parser.add_argument("--reverses", choices=["YES", "NO"], default="NO")
     parser.add_argument("--upload-pgns", default=None)
     args = parser.parse_args()
     if args.kind == "modify":
@@ -156,7 +160,7 @@ def main():
     if args.kind == "datagen":
         fields.update(
             datagen_max_games=args.games, datagen_custom_genfens=args.genfens_args,
-            datagen_play_reverses="YES", upload_pgns=args.upload_pgns or "VERBOSE",
+            datagen_play_reverses=args.reverses, upload_pgns=args.upload_pgns or "VERBOSE",
             win_adj="None", draw_adj="None",
         )
 
