@@ -3,7 +3,7 @@
 //! (a regeneration under way) that matches the last checkpoint it has passed, one that has
 //! passed none yet, and one whose bytes differ from that checkpoint; `cut` takes a file's
 //! first games out as datagen would have written them; `chunk` packs the games no chunk
-//! holds yet into a new chunk, and `status` checks the chunks.
+//! holds yet into a new chunk, `chunk-pgn` turns PGNs into one, and `status` checks the chunks.
 
 mod common;
 
@@ -203,17 +203,23 @@ fn records_of(input: &Path, dir: &Path) -> Vec<u8> {
     std::fs::read(&out).unwrap()
 }
 
-#[test]
-fn chunk_packs_the_new_games_and_status_checks_them() {
-    let dir = scratch_dir("data-chunks");
+/// A scratch directory with an empty manifest: (the directory, the manifest, the data
+/// directory, the chunk directory).
+fn chunks_scratch(name: &str) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let dir = scratch_dir(name);
     let manifest = dir.join("datasets.tsv");
     std::fs::write(
         &manifest,
         "file\tcommit\tnet\tgames\trecords\tbytes\tsha256\tflags\n",
     )
     .unwrap();
-    let data = dir.join("data");
-    let chunks = dir.join("chunks");
+    let (data, chunks) = (dir.join("data"), dir.join("chunks"));
+    (dir, manifest, data, chunks)
+}
+
+#[test]
+fn chunk_packs_the_new_games_and_status_checks_them() {
+    let (dir, manifest, data, chunks) = chunks_scratch("data-chunks");
     datagen(&data, 4);
     // The first chunk needs the run's origin, seed included.
     let refused = data_py_fails(&manifest, &data, &["chunk", FILE]);
@@ -275,5 +281,78 @@ fn chunk_packs_the_new_games_and_status_checks_them() {
     assert!(
         out.contains("t-002.games.zst") && out.contains("different"),
         "{out}"
+    );
+}
+
+#[test]
+fn chunk_pgn_converts_pgns_into_a_chunk_with_its_row() {
+    let (dir, manifest, data, chunks) = chunks_scratch("data-chunk-pgn");
+    let pgn = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openbench_datagen.pgn");
+    let pgn = pgn.to_str().unwrap();
+
+    // The same PGN converted by hand: the chunk must hold these games and positions.
+    let direct = dir.join("direct.games.zst");
+    let output = common::basalt()
+        .args(["convert-data", "--from-pgn", pgn, "--out"])
+        .arg(&direct)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let report = String::from_utf8(output.stdout).unwrap();
+    // convert-data: from PGN: R games read, K kept; P plies, Q positions; ...
+    let number_before = |word: &str| {
+        report
+            .split(word)
+            .next()
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+    };
+    let (kept, positions) = (number_before(" kept"), number_before(" positions;"));
+
+    let usage = data_py_fails(&manifest, &data, &["chunk-pgn", "ob-1", "abc1234", "net"]);
+    assert!(usage.contains("usage"), "{usage}");
+    let how = "OpenBench datagen 1, N=5000";
+    let args = ["chunk-pgn", "ob-1", "abc1234", "test net", how, "--", pgn];
+    let first = data_py(&manifest, &data, &args);
+    assert!(
+        first.contains(&format!("ob-1-001.games.zst: games 1-{kept} of ob-1")),
+        "{first}"
+    );
+    let second = data_py(&manifest, &data, &args);
+    assert!(second.contains("ob-1-002.games.zst: games "), "{second}");
+
+    let table = std::fs::read_to_string(chunks.join("chunks.tsv")).unwrap();
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .filter(|l| l.starts_with("ob-1-"))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    // chunk file first_game games positions bytes sha256 commit net seed flags
+    assert_eq!(
+        &rows[0][..5],
+        ["ob-1-001.games.zst", "ob-1", "1", kept, positions]
+    );
+    let next = (1 + kept.parse::<u64>().unwrap()).to_string();
+    assert_eq!(rows[1][2], next);
+    assert_eq!(
+        &rows[0][7..],
+        [
+            "abc1234",
+            "test net",
+            "-",
+            "from-pgn: OpenBench datagen 1, N=5000"
+        ]
+    );
+    assert_eq!(
+        records_of(&chunks.join("ob-1-001.games.zst"), &dir),
+        records_of(&direct, &dir)
+    );
+    let status = data_py(&manifest, &data, &["status"]);
+    assert!(
+        status.contains("2 chunks") && status.contains("0 missing or different"),
+        "{status}"
     );
 }

@@ -22,6 +22,7 @@ fn engine_with_fault(fault: &str) -> Engine {
     engine.expect_stderr(" panicked at ");
     engine.expect_stderr("fault injected at node");
     engine.expect_stderr("RUST_BACKTRACE");
+    engine.allow_blank_stderr();
     assert!(engine.sync().is_empty(), "output before any command");
     engine
 }

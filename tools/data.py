@@ -29,6 +29,13 @@ that commit and running the same flags with `--games G`.
                                        row to data/chunks.tsv (COMMIT, NET and FLAGS, seed
                                        included, for a file's first chunk; later chunks
                                        take them from the one before)
+  tools/data.py chunk-pgn SOURCE COMMIT NET HOW -- PGN...
+                                       turns games other programs played and wrote as PGN
+                                       (an OpenBench DATAGEN workload's) into a new chunk
+                                       SOURCE-NNN.games.zst with `basalt convert-data
+                                       --from-pgn`, and adds its row: file SOURCE, seed `-`,
+                                       flags `from-pgn: HOW` (how the games were played:
+                                       the workload, its time control, its openings)
   tools/data.py chunks                 the chunks' paths, one per line (for `train`)
 
 The chunks in data/ are committed: the one store that outlives a machine. `status` checks
@@ -51,6 +58,7 @@ another chunk directory (its chunks.tsv inside), for tests.
 
 import hashlib
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -73,7 +81,9 @@ CHUNK_COLUMNS = [
 CHUNKS_HEADER = """# The committed chunks of self-play games in data/, one row each (tools/data.py chunk).
 # chunk holds games first_game .. first_game + games - 1 of the datagen run `file`, played
 # by `basalt datagen --out FILE --seed SEED FLAGS` built at `commit` with `net`; positions
-# are the quiet positions that train the net; bytes and sha256 are the chunk's.
+# are the quiet positions that train the net; bytes and sha256 are the chunk's. A row whose
+# seed is `-` and whose flags start `from-pgn:` holds games converted from PGN
+# (tools/data.py chunk-pgn): `file` names their source, the flags say how they were played.
 """
 RECORD_BYTES = 32
 GAMES_MAGIC = b"\xffBSLTGM\xff"
@@ -337,6 +347,36 @@ def pack_games(source, first, games, out):
     return int(words[words.index("positions;") - 1])
 
 
+def next_chunk(rows, stem):
+    """The path of the next chunk of `stem`: STEM-NNN.games.zst in the chunk directory."""
+    number = len([r for r in rows if r["chunk"].startswith(stem + "-")]) + 1
+    os.makedirs(CHUNKS, exist_ok=True)
+    return os.path.join(CHUNKS, f"{stem}-{number:03}.games.zst")
+
+
+def add_chunk_row(rows, out, source, first, games, positions, origin):
+    """Adds the row of the new chunk `out` (games first .. first + games - 1 of `source`)."""
+    size = os.path.getsize(out)
+    name = os.path.basename(out)
+    row = {
+        "chunk": name,
+        "file": source,
+        "first_game": first,
+        "games": games,
+        "positions": positions,
+        "bytes": size,
+        "sha256": sha256_of(out, size),
+        **origin,
+    }
+    write_table(
+        os.path.join(CHUNKS, "chunks.tsv"), CHUNK_COLUMNS, rows + [row], CHUNKS_HEADER
+    )
+    print(
+        f"{name}: games {first}-{first + games - 1} of {source}, {positions:,} positions, "
+        f"{size:,} bytes ({size / max(positions, 1):.3f} a position)"
+    )
+
+
 def chunk(args):
     if not args:
         sys.exit("usage: tools/data.py chunk FILE [COMMIT NET -- DATAGEN_FLAGS...]")
@@ -353,30 +393,39 @@ def chunk(args):
     if games <= 0:
         print(f"{name}: every complete game is in a chunk already")
         return
-    stem = name.split(".")[0]
-    number = len([r for r in rows if r["chunk"].startswith(stem + "-")]) + 1
-    chunk_name = f"{stem}-{number:03}.games.zst"
-    out = os.path.join(CHUNKS, chunk_name)
-    os.makedirs(CHUNKS, exist_ok=True)
+    out = next_chunk(rows, name.split(".")[0])
     positions = pack_games(path, first, games, out)
-    size = os.path.getsize(out)
-    row = {
-        "chunk": chunk_name,
-        "file": name,
-        "first_game": first,
-        "games": games,
-        "positions": positions,
-        "bytes": size,
-        "sha256": sha256_of(out, size),
-        **origin,
-    }
-    write_table(
-        os.path.join(CHUNKS, "chunks.tsv"), CHUNK_COLUMNS, rows + [row], CHUNKS_HEADER
+    add_chunk_row(rows, out, name, first, games, positions, origin)
+
+
+def chunk_pgn(args):
+    if len(args) < 6 or args[4] != "--":
+        sys.exit("usage: tools/data.py chunk-pgn SOURCE COMMIT NET HOW -- PGN...")
+    source, commit, net, how, pgns = args[0], args[1], args[2], args[3], args[5:]
+    if "/" in source or "." in source or not source:
+        sys.exit(f"{source}: give a plain name (the chunk is SOURCE-NNN.games.zst)")
+    rows = chunk_rows()
+    earlier = [r for r in rows if r["file"] == source]
+    first = max((int(r["first_game"]) + int(r["games"]) for r in earlier), default=1)
+    out = next_chunk(rows, source)
+    binary = os.environ.get("BASALT_BIN") or os.path.join(REPO, "target", "release", "basalt")
+    done = subprocess.run(
+        [binary, "convert-data", "--from-pgn", *pgns, "--out", out],
+        capture_output=True,
+        text=True,
     )
-    print(
-        f"{chunk_name}: games {first}-{first + games - 1} of {name}, {positions:,} positions, "
-        f"{size:,} bytes ({size / max(positions, 1):.3f} a position)"
-    )
+    if done.returncode != 0:
+        sys.exit(f"converting failed: {done.stderr.strip()}")
+    # convert-data: from PGN: R games read, K kept (skipped: ...); P plies, Q positions; ...
+    report = done.stdout.strip()
+    counts = re.search(r"([0-9]+) kept.*?([0-9]+) positions;", report)
+    if counts is None:
+        sys.exit(f"convert-data printed no counts: {report}")
+    games, positions = int(counts.group(1)), int(counts.group(2))
+    print(report)
+    flags = "from-pgn: " + " ".join(how.split())
+    origin = {"commit": commit, "net": net, "seed": "-", "flags": flags}
+    add_chunk_row(rows, out, source, first, games, positions, origin)
 
 
 def record(args):
@@ -518,6 +567,7 @@ COMMANDS = {
     "paths": paths,
     "cut": cut,
     "chunk": chunk,
+    "chunk-pgn": chunk_pgn,
     "chunks": chunks,
 }
 

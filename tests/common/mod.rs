@@ -541,6 +541,8 @@ pub struct Engine {
     log: Vec<String>,
     /// The stderr lines the test said would come (`expect_stderr`).
     expected_stderr: Vec<ExpectedStderr>,
+    /// Whether empty stderr lines pass (`allow_blank_stderr`).
+    blank_stderr_allowed: bool,
     /// Every stderr line read so far.
     stderr: Vec<String>,
 }
@@ -588,6 +590,7 @@ impl Engine {
             since_go: Vec::new(),
             log: Vec::new(),
             expected_stderr: Vec::new(),
+            blank_stderr_allowed: false,
             stderr: Vec::new(),
         }
     }
@@ -660,11 +663,21 @@ impl Engine {
         });
     }
 
+    /// Lets empty stderr lines through without asking for one (Rust's panic hook may set
+    /// its report apart with one).
+    pub fn allow_blank_stderr(&mut self) {
+        self.blank_stderr_allowed = true;
+    }
+
     /// A line the engine wrote on stderr: shown, kept for [`Engine::stderr`], and the test
     /// failed unless it was expected.
     fn take_stderr(&mut self, text: String) {
         eprintln!("engine stderr: {text}");
         self.note(format!("<! {text}"));
+        if text.is_empty() && self.blank_stderr_allowed {
+            self.stderr.push(text);
+            return;
+        }
         match self
             .expected_stderr
             .iter_mut()
