@@ -60,8 +60,7 @@ pub fn spawn(
         .expect("cannot start the search thread")
 }
 
-/// The main thread's search panicked: what the panic said, and the best move of the last
-/// iteration shown before it.
+/// A main-thread search's panic: its message, and the last iteration's best move shown.
 struct Panicked {
     message: String,
     shown: Option<Move>,
